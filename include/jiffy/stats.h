@@ -1,0 +1,56 @@
+/*
+ * jiffy/stats.h - per-worker counters.
+ *
+ * Owns: the counters each worker keeps about itself. Each counter is written only by its worker
+ * and read here without stopping it, so a snapshot taken while the runtime runs is approximate
+ * (each counter is exact and monotonic; counters are not a consistent cut).
+ */
+#ifndef JIFFY_STATS_H
+#define JIFFY_STATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * struct jf_worker_stats - what one worker counted.
+ * @switches:   context switches into a uthread.
+ * @spawns:     uthreads created on this worker.
+ * @tasks_done: uthreads that finished on this worker.
+ * @yields:     jf_yield() calls.
+ * @blocks:     uthreads that blocked (mutex, condvar, join, sleep, ...).
+ * @wakeups:    uthreads made runnable again by this worker.
+ * @steals:     uthreads taken from another worker's queue.
+ * @parks:      times the worker parked on its futex after spinning.
+ * @unparks:    futex wakes this worker sent to parked workers.
+ * @timers:     timers that fired on this worker.
+ * @idle_ns:    time spent spinning or parked with nothing to run.
+ */
+struct jf_worker_stats {
+	uint64_t switches;
+	uint64_t spawns;
+	uint64_t tasks_done;
+	uint64_t yields;
+	uint64_t blocks;
+	uint64_t wakeups;
+	uint64_t steals;
+	uint64_t parks;
+	uint64_t unparks;
+	uint64_t timers;
+	uint64_t idle_ns;
+};
+
+/** jf_stats_worker() - counters of worker @w. Return: 0; -EINVAL bad index; -ESRCH no runtime. */
+int jf_stats_worker(int w, struct jf_worker_stats *out);
+/** jf_stats_total() - the sum over all workers. Return: 0; -ESRCH if no runtime runs. */
+int jf_stats_total(struct jf_worker_stats *out);
+/** jf_stats_print() - configuration and a table of the counters of every worker. */
+void jf_stats_print(FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* JIFFY_STATS_H */

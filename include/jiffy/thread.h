@@ -1,0 +1,132 @@
+/*
+ * jiffy/thread.h - starting the runtime and the uthread API.
+ *
+ * Owns: jf_run() and the lifecycle of user-level threads (uthreads): spawn, yield, exit, join,
+ * detach, identity. A uthread runs on one of the runtime's workers (one kernel thread per core)
+ * and may move to another worker at any scheduling point (yield, any blocking jf_ call).
+ *
+ * WARNING: uthreads share their worker's kernel-thread state. After a scheduling point a
+ * uthread may be on a different kernel thread: __thread variables, pthread_self(), sched_getcpu()
+ * and signal masks then belong to another thread. Jiffy saves errno, MXCSR and the x87 control
+ * word per uthread; it saves nothing else. Never hold a pthread mutex across a scheduling point,
+ * and never block a worker in the kernel for long (it stops every uthread queued behind it).
+ */
+#ifndef JIFFY_THREAD_H
+#define JIFFY_THREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jiffy/config.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque handle of a uthread; valid until it has been joined, or until it exits if detached. */
+typedef struct jf_thread jf_thread_t;
+
+typedef void *(*jf_thread_fn)(void *arg);
+
+#define JF_THREAD_NAME_MAX 24
+
+/**
+ * struct jf_sched_attr - what scheduling policies may look at (set at spawn, changeable later
+ * with jf_thread_set_sched_attr()). Policies ignore the fields they do not use.
+ * @worker:  preferred worker (-1: the policy decides).
+ * @klass:   scheduling class (policy-defined, e.g. latency-critical = 0, best-effort = 1).
+ * @type:    request type (policy-defined, e.g. for per-type queues).
+ * @weight:  share for fair policies (0: the default, 1024).
+ * @slo_ns:  latency objective for deadline-aware policies (0: none).
+ */
+struct jf_sched_attr {
+	int32_t worker;
+	int32_t klass;
+	int32_t type;
+	uint32_t weight;
+	uint64_t slo_ns;
+};
+
+/**
+ * struct jf_attr - spawn attributes; zero-initialised (or jf_attr_init()) means "defaults".
+ * @stack_size: bytes (0: the runtime's configured default).
+ * @name:       for diagnostics (stack overflow messages, stats); copied, truncated.
+ * @detached:   start detached: resources are freed when it exits, it cannot be joined.
+ * @sched:      policy attributes.
+ */
+struct jf_attr {
+	size_t stack_size;
+	const char *name;
+	int detached;
+	struct jf_sched_attr sched;
+};
+
+/** jf_attr_init() - the default attributes (worker -1, everything else 0). */
+void jf_attr_init(struct jf_attr *attr);
+
+/**
+ * jf_run() - start the runtime, run @main_fn(@arg) as the first uthread, shut down.
+ * @cfg:    configuration; NULL means defaults overridden by the JIFFY_* environment.
+ * @retval: receives @main_fn's return value (may be NULL).
+ *
+ * Returns when @main_fn returns (or calls jf_exit()). Shutdown stops every worker at its next
+ * scheduling point: uthreads still runnable or blocked are discarded without running further, and
+ * every stack and runtime structure is freed. Without preemption a uthread that never reaches a
+ * scheduling point delays shutdown until it does. One runtime per process at a time.
+ *
+ * Return: 0; -EINVAL for an invalid configuration or unknown policy (a message on stderr names
+ * it); -EBUSY if a runtime is already running; -ENOMEM or another -errno if start-up failed.
+ */
+int jf_run(const struct jf_config *cfg, jf_thread_fn main_fn, void *arg, void **retval);
+
+/**
+ * jf_spawn() - create a runnable uthread running @fn(@arg).
+ * @out:  receives the handle (may be NULL only with attr->detached).
+ * @attr: NULL for defaults.
+ * May be called from a uthread. Return: 0; -EPERM outside the runtime; -EINVAL for a bad
+ * attribute (stack smaller than 16 KiB, worker out of range); -ENOMEM.
+ */
+int jf_spawn(jf_thread_t **out, const struct jf_attr *attr, jf_thread_fn fn, void *arg);
+
+/** jf_yield() - let other runnable uthreads run; returns at once if there are none. */
+void jf_yield(void);
+
+/** jf_exit() - end the calling uthread with @retval (like returning it from its function). */
+_Noreturn void jf_exit(void *retval);
+
+/**
+ * jf_join() - wait for @t to end and free it; @retval receives its return value (may be NULL).
+ * Blocks the calling uthread (not the worker). Return: 0; -EDEADLK joining oneself; -EINVAL if @t
+ * is detached or already being joined; -EPERM outside the runtime.
+ */
+int jf_join(jf_thread_t *t, void **retval);
+
+/**
+ * jf_detach() - let @t free itself when it ends. Return: 0; -EINVAL if @t is already detached or
+ * being joined.
+ */
+int jf_detach(jf_thread_t *t);
+
+/** jf_self() - the calling uthread, or NULL when not called from a uthread. */
+jf_thread_t *jf_self(void);
+
+/** jf_thread_id() - a unique, never reused id (> 0) of @t. */
+uint64_t jf_thread_id(const jf_thread_t *t);
+
+/** jf_thread_name() - the name given at spawn ("" if none). */
+const char *jf_thread_name(const jf_thread_t *t);
+
+/** jf_worker_id() - index of the worker running the caller, or -1 outside the runtime. */
+int jf_worker_id(void);
+
+/** jf_nworkers() - number of workers of the running runtime, 0 if none runs. */
+int jf_nworkers(void);
+
+/** jf_thread_get_sched_attr() / jf_thread_set_sched_attr() - policy attributes of @t. */
+void jf_thread_get_sched_attr(const jf_thread_t *t, struct jf_sched_attr *out);
+int jf_thread_set_sched_attr(jf_thread_t *t, const struct jf_sched_attr *attr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* JIFFY_THREAD_H */

@@ -1,0 +1,260 @@
+/*
+ * config.c - defaults, JIFFY_* environment overrides and validation of struct jf_config.
+ *
+ * Owns: the only place configuration is parsed. Every variable is listed in env_vars[]; an
+ * unknown JIFFY_* variable or an unusable value is an error that names the variable and the value.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jiffy/jiffy.h>
+
+extern char **environ;
+
+#define MIN_STACK (16u * 1024u)
+#define MAX_STACK (1024ull * 1024u * 1024u)
+#define MAX_SPIN_US (10ull * 1000u * 1000u)
+
+static unsigned online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+void jf_config_default(struct jf_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->workers = online_cpus();
+	if (cfg->workers > JF_MAX_WORKERS)
+		cfg->workers = JF_MAX_WORKERS;
+	cfg->pin_workers = false;
+	snprintf(cfg->policy, sizeof(cfg->policy), "%s", "ws");
+	cfg->stack_size = 256 * 1024;
+	cfg->stack_cache = 256;
+	cfg->spin_ns = 50 * 1000; /* see docs/performance.md, "idle spin" */
+	cfg->stats = false;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Strict unsigned parse: digits only, optional K/M/G suffix (powers of 1024) if @suffixes. */
+static int parse_u64(const char *s, bool suffixes, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (suffixes && *end) {
+		switch (toupper((unsigned char)*end)) {
+		case 'K': mul = 1024; break;
+		case 'M': mul = 1024 * 1024; break;
+		case 'G': mul = 1024 * 1024 * 1024; break;
+		default: return -1;
+		}
+		end++;
+		if (toupper((unsigned char)*end) == 'B' || toupper((unsigned char)*end) == 'I')
+			end++;
+	}
+	if (*end)
+		return -1;
+	if (mul > 1 && v > UINT64_MAX / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	if (!strcmp(s, "1") || !strcasecmp(s, "true") || !strcasecmp(s, "yes") ||
+	    !strcasecmp(s, "on")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(s, "0") || !strcasecmp(s, "false") || !strcasecmp(s, "no") ||
+	    !strcasecmp(s, "off")) {
+		*out = false;
+		return 0;
+	}
+	return -1;
+}
+
+int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->workers < 1 || cfg->workers > JF_MAX_WORKERS)
+		return fail(err, errlen, "workers = %u: must be between 1 and %d", cfg->workers,
+			    JF_MAX_WORKERS);
+	if (cfg->stack_size < MIN_STACK || cfg->stack_size > MAX_STACK)
+		return fail(err, errlen, "stack_size = %zu: must be between %u and %llu bytes",
+			    cfg->stack_size, MIN_STACK, MAX_STACK);
+	if (cfg->spin_ns > MAX_SPIN_US * 1000u)
+		return fail(err, errlen, "spin_ns = %" PRIu64 ": must be at most %llu (10 s)",
+			    cfg->spin_ns, MAX_SPIN_US * 1000u);
+	if (cfg->stack_cache > 65536)
+		return fail(err, errlen, "stack_cache = %u: must be at most 65536", cfg->stack_cache);
+	if (memchr(cfg->policy, '\0', sizeof(cfg->policy)) == NULL || cfg->policy[0] == '\0')
+		return fail(err, errlen, "policy: must be a non-empty name");
+	if (!jf_policy_find(cfg->policy)) {
+		char names[256];
+		jf_policy_names(names, sizeof(names));
+		return fail(err, errlen, "policy '%s' is unknown; available: %s", cfg->policy,
+			    names);
+	}
+	return 0;
+}
+
+/* One entry per variable: its name and how it applies to a config. */
+typedef int (*env_apply_fn)(struct jf_config *c, const char *name, const char *v, char *err,
+			    size_t errlen);
+
+static int env_workers(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (parse_u64(v, false, &x) || x < 1 || x > JF_MAX_WORKERS)
+		return fail(e, el, "%s='%s': expected a number of workers from 1 to %d", n, v,
+			    JF_MAX_WORKERS);
+	c->workers = (unsigned)x;
+	return 0;
+}
+
+static int env_pin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	if (parse_bool(v, &c->pin_workers))
+		return fail(e, el, "%s='%s': expected 0 or 1", n, v);
+	return 0;
+}
+
+static int env_stats(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	if (parse_bool(v, &c->stats))
+		return fail(e, el, "%s='%s': expected 0 or 1", n, v);
+	return 0;
+}
+
+static int env_policy(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	char names[256];
+	if (!v[0] || strlen(v) >= sizeof(c->policy) || !jf_policy_find(v)) {
+		jf_policy_names(names, sizeof(names));
+		return fail(e, el, "%s='%s': unknown policy; available: %s", n, v, names);
+	}
+	snprintf(c->policy, sizeof(c->policy), "%s", v);
+	return 0;
+}
+
+static int env_stack(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (parse_u64(v, true, &x) || x < MIN_STACK || x > MAX_STACK)
+		return fail(e, el, "%s='%s': expected a size from 16K to 1G (suffix K, M or G)", n,
+			    v);
+	c->stack_size = (size_t)x;
+	return 0;
+}
+
+static int env_cache(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (parse_u64(v, false, &x) || x > 65536)
+		return fail(e, el, "%s='%s': expected a number of stacks from 0 to 65536", n, v);
+	c->stack_cache = (unsigned)x;
+	return 0;
+}
+
+static int env_spin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (parse_u64(v, false, &x) || x > MAX_SPIN_US)
+		return fail(e, el, "%s='%s': expected microseconds from 0 to %llu", n, v,
+			    MAX_SPIN_US);
+	c->spin_ns = x * 1000u;
+	return 0;
+}
+
+/* Read by clock.c at first use; validated here so a typo is still reported. */
+static int env_clock(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	(void)c;
+	if (strcmp(v, "tsc") && strcmp(v, "monotonic"))
+		return fail(e, el, "%s='%s': expected 'tsc' or 'monotonic'", n, v);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	env_apply_fn apply;
+} env_vars[] = {
+	{"JIFFY_WORKERS", env_workers},   {"JIFFY_PIN", env_pin},
+	{"JIFFY_POLICY", env_policy},     {"JIFFY_STACK_SIZE", env_stack},
+	{"JIFFY_STACK_CACHE", env_cache}, {"JIFFY_SPIN_US", env_spin},
+	{"JIFFY_STATS", env_stats},       {"JIFFY_CLOCK", env_clock},
+};
+
+int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen)
+{
+	struct jf_config tmp = *cfg;
+
+	for (char **ep = environ; ep && *ep; ep++) {
+		const char *eq = strchr(*ep, '=');
+		size_t len;
+		bool known = false;
+
+		if (strncmp(*ep, "JIFFY_", 6) != 0 || !eq)
+			continue;
+		len = (size_t)(eq - *ep);
+		for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++) {
+			if (strlen(env_vars[i].name) == len && !strncmp(*ep, env_vars[i].name, len)) {
+				int rc = env_vars[i].apply(&tmp, env_vars[i].name, eq + 1, err,
+							   errlen);
+				if (rc)
+					return rc;
+				known = true;
+				break;
+			}
+		}
+		if (!known) {
+			char names[256] = "";
+			for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++) {
+				strncat(names, env_vars[i].name, sizeof(names) - strlen(names) - 3);
+				if (i + 1 < sizeof(env_vars) / sizeof(env_vars[0]))
+					strncat(names, ", ", sizeof(names) - strlen(names) - 1);
+			}
+			return fail(err, errlen, "%.*s: unknown variable; known: %s", (int)len, *ep,
+				    names);
+		}
+	}
+	*cfg = tmp;
+	return 0;
+}
+
+void jf_config_print(const struct jf_config *cfg, FILE *out)
+{
+	fprintf(out, "workers     = %u\n", cfg->workers);
+	fprintf(out, "pin_workers = %d\n", cfg->pin_workers);
+	fprintf(out, "policy      = %s\n", cfg->policy);
+	fprintf(out, "stack_size  = %zu\n", cfg->stack_size);
+	fprintf(out, "stack_cache = %u\n", cfg->stack_cache);
+	fprintf(out, "spin_us     = %" PRIu64 "\n", cfg->spin_ns / 1000u);
+	fprintf(out, "clock       = %s (%" PRIu64 " Hz)\n", jf_clock_source(), jf_tsc_hz());
+}

@@ -1,0 +1,365 @@
+/*
+ * runtime.c - starting and stopping the runtime, and the worker scheduler loop.
+ *
+ * Owns: jf_run(), the worker kernel threads, the idle path (spin, then park on a futex), and
+ * shutdown. A worker's pthread stack runs worker_loop() only when no uthread can run directly
+ * (see runtime.h). Parking protocol: a worker publishes WK_PARKED, issues a full fence and checks
+ * for work once more before sleeping; jf_sched_make_runnable() fences after enqueueing and then
+ * reads the park state. One of the two always sees the other, so no wakeup is lost.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+struct runtime *jf_rt;
+static _Atomic int runtime_active;
+
+/* thread.c */
+void jf_finish_switch(struct worker *w);
+struct jf_thread *jf_sched_pick(struct worker *w);
+void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next);
+void jf_worker_kick(struct worker *self, struct worker *k);
+int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn fn, void *arg,
+		     struct jf_thread **out);
+
+void jf_die(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("jiffy: fatal: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+void jf_warn(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("jiffy: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int jf_nworkers(void)
+{
+	return jf_rt ? jf_rt->nworkers : 0;
+}
+
+static bool stopping(const struct runtime *rt)
+{
+	return atomic_load_explicit(&rt->stopping, memory_order_relaxed) != 0;
+}
+
+void jf_runtime_stop(void *main_retval)
+{
+	struct runtime *rt = jf_rt;
+	rt->main_retval = main_retval;
+	atomic_store(&rt->stopping, 1);
+	for (int i = 0; i < rt->nworkers; i++)
+		jf_worker_kick(jf_this_worker(), &rt->workers[i]);
+}
+
+/* --- idle: spin, then park ----------------------------------------------------------------- */
+
+/* The earliest timer of any worker: an idle worker fires timers of busy ones too. */
+static uint64_t earliest_timer(const struct runtime *rt)
+{
+	uint64_t min = UINT64_MAX;
+	for (int i = 0; i < rt->nworkers; i++) {
+		uint64_t d = jf_timers_next(&rt->workers[i]);
+		if (d < min)
+			min = d;
+	}
+	return min;
+}
+
+static unsigned run_all_due_timers(struct worker *w, uint64_t now)
+{
+	struct runtime *rt = jf_rt;
+	unsigned n = 0;
+	for (int i = 0; i < rt->nworkers; i++)
+		if (jf_timers_next(&rt->workers[i]) <= now)
+			n += jf_timers_run(&rt->workers[i], now);
+	STAT_ADD(w, timers, n);
+	return n;
+}
+
+static bool has_work(struct runtime *rt, struct worker *w)
+{
+	return rt->policy.ops->has_work(&rt->policy, w->id);
+}
+
+static void worker_park(struct runtime *rt, struct worker *w)
+{
+	uint64_t deadline, now;
+	struct timespec ts, *tsp = NULL;
+
+	__atomic_store_n(&w->park_state, WK_PARKED, __ATOMIC_SEQ_CST);
+	atomic_fetch_add(&rt->nr_parked, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	deadline = earliest_timer(rt);
+	now = jf_now_ns();
+	if (!stopping(rt) && !has_work(rt, w) && deadline > now) {
+		if (deadline != UINT64_MAX) {
+			uint64_t d = deadline - now;
+			ts.tv_sec = (time_t)(d / 1000000000u);
+			ts.tv_nsec = (long)(d % 1000000000u);
+			tsp = &ts;
+		}
+		STAT_INC(w, parks);
+		syscall(SYS_futex, &w->park_state, FUTEX_WAIT_PRIVATE, WK_PARKED, tsp, NULL, 0);
+	}
+	__atomic_store_n(&w->park_state, WK_RUNNING, __ATOMIC_SEQ_CST);
+	atomic_fetch_sub(&rt->nr_parked, 1);
+}
+
+/* Nothing to run: look for work for up to spin_ns, then park. Returns work found, or NULL. */
+static struct jf_thread *worker_idle(struct runtime *rt, struct worker *w)
+{
+	uint64_t start = jf_now_ns(), now = start;
+	struct jf_thread *t = NULL;
+
+	atomic_fetch_add(&rt->nr_spinning, 1);
+	for (;;) {
+		if (stopping(rt))
+			break;
+		if (earliest_timer(rt) <= now)
+			run_all_due_timers(w, now);
+		if (has_work(rt, w) && (t = jf_sched_pick(w)) != NULL)
+			break;
+		now = jf_now_ns();
+		if (now - start >= rt->cfg.spin_ns)
+			break;
+		for (int i = 0; i < 16; i++)
+			jf_cpu_relax();
+	}
+	atomic_fetch_sub(&rt->nr_spinning, 1);
+	if (!t && !stopping(rt)) {
+		/* Work may have been queued after our last look but before nr_spinning dropped. */
+		if (!has_work(rt, w) || (t = jf_sched_pick(w)) == NULL)
+			worker_park(rt, w);
+	}
+	STAT_ADD(w, idle_ns, jf_now_ns() - start);
+	return t;
+}
+
+/* --- workers ------------------------------------------------------------------------------- */
+
+static void pin_worker(int id)
+{
+	cpu_set_t allowed, one;
+	int n = 0, want;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+		return;
+	want = id % CPU_COUNT(&allowed);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed))
+			continue;
+		if (n++ == want) {
+			CPU_ZERO(&one);
+			CPU_SET(cpu, &one);
+			if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) != 0)
+				jf_warn("could not pin worker %d to CPU %d", id, cpu);
+			return;
+		}
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct runtime *rt = jf_rt;
+	pthread_attr_t attr;
+
+	jf_set_this_worker(w);
+	if (rt->cfg.pin_workers)
+		pin_worker(w->id);
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		pthread_attr_getstack(&attr, &w->pthread_stack_lo, &w->pthread_stack_size);
+		pthread_attr_destroy(&attr);
+	}
+	if (jf_stack_worker_init(w) != 0)
+		jf_warn("worker %d: no alternate signal stack; stack overflows may not be reported",
+			w->id);
+
+	for (;;) {
+		struct jf_thread *t;
+
+		jf_finish_switch(w);
+		w->cur = NULL;
+		if (stopping(rt))
+			break;
+		t = jf_sched_pick(w);
+		if (!t)
+			t = worker_idle(rt, w);
+		if (t)
+			jf_sched_run_from_loop(w, t);
+	}
+	jf_stack_worker_fini(w);
+	jf_set_this_worker(NULL);
+	return NULL;
+}
+
+static int policy_setup(struct runtime *rt)
+{
+	const struct jf_policy_ops *ops;
+	char err[256];
+	int rc = jf_policy_registry_lookup(rt->cfg.policy, &ops, err, sizeof(err));
+
+	if (rc) {
+		jf_warn("%s", err);
+		return rc;
+	}
+	rt->policy.params.nworkers = rt->nworkers;
+	rt->policy.params.seed = 0x6a6966667921ull;
+	rc = ops->init(&rt->policy, &rt->policy.params);
+	if (rc) {
+		jf_warn("policy '%s' failed to initialise: %s", ops->name, strerror(-rc));
+		return rc;
+	}
+	rt->policy.ops = ops;
+	rt->policy_flags = ops->flags;
+	rt->can_steal = ops->balance != NULL && rt->nworkers > 1;
+	return 0;
+}
+
+static void runtime_free(struct runtime *rt)
+{
+	if (rt->policy.ops)
+		rt->policy.ops->destroy(&rt->policy);
+	jf_stack_free_all();
+	if (rt->workers) {
+		for (int i = 0; i < rt->nworkers; i++) {
+			jf_timers_fini(&rt->workers[i]);
+			free(rt->workers[i].stack_cache);
+		}
+		free(rt->workers);
+	}
+	pthread_mutex_destroy(&rt->reg_lock);
+	free(rt);
+}
+
+static int runtime_create(const struct jf_config *cfg, struct runtime **out)
+{
+	struct runtime *rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return -ENOMEM;
+	rt->cfg = *cfg;
+	rt->nworkers = (int)cfg->workers;
+	pthread_mutex_init(&rt->reg_lock, NULL);
+	rt->next_id_block = 1;
+	rt->workers = aligned_alloc(JF_CACHELINE, sizeof(struct worker) * (size_t)rt->nworkers);
+	if (!rt->workers) {
+		runtime_free(rt);
+		return -ENOMEM;
+	}
+	memset(rt->workers, 0, sizeof(struct worker) * (size_t)rt->nworkers);
+	for (int i = 0; i < rt->nworkers; i++) {
+		struct worker *w = &rt->workers[i];
+		w->id = i;
+		w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
+		jf_timers_init(w);
+		w->stack_cache = calloc(cfg->stack_cache ? cfg->stack_cache : 1, sizeof(void *));
+		if (!w->stack_cache) {
+			runtime_free(rt);
+			return -ENOMEM;
+		}
+	}
+	*out = rt;
+	return 0;
+}
+
+int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void **retval)
+{
+	struct jf_config cfg;
+	struct runtime *rt;
+	struct jf_thread *main_t;
+	struct jf_attr attr;
+	char err[256];
+	int rc, expected = 0, started = 0;
+
+	if (!main_fn)
+		return -EINVAL;
+	if (!atomic_compare_exchange_strong(&runtime_active, &expected, 1))
+		return -EBUSY;
+
+	if (cfg_in) {
+		cfg = *cfg_in;
+	} else {
+		jf_config_default(&cfg);
+		if (jf_config_apply_env(&cfg, err, sizeof(err)) != 0) {
+			jf_warn("%s", err);
+			rc = -EINVAL;
+			goto out_inactive;
+		}
+	}
+	if (jf_config_validate(&cfg, err, sizeof(err)) != 0) {
+		jf_warn("%s", err);
+		rc = -EINVAL;
+		goto out_inactive;
+	}
+	jf_clock_init();
+
+	rc = runtime_create(&cfg, &rt);
+	if (rc)
+		goto out_inactive;
+	jf_rt = rt;
+	rc = policy_setup(rt);
+	if (rc)
+		goto out_free;
+	rc = jf_overflow_handler_install();
+	if (rc)
+		goto out_free;
+
+	jf_attr_init(&attr);
+	attr.name = "main";
+	attr.detached = 1;
+	rc = jf_thread_create(&rt->workers[0], &attr, main_fn, arg, &main_t);
+	if (rc)
+		goto out_handler;
+	main_t->is_main = 1;
+	rt->main_thread = main_t;
+	rt->policy.ops->enqueue(&rt->policy, 0, &main_t->task, JF_ENQ_NEW, jf_policy_now());
+
+	for (started = 0; started < rt->nworkers; started++) {
+		struct worker *w = &rt->workers[started];
+		rc = -pthread_create(&w->pthread, NULL, worker_main, w);
+		if (rc) {
+			jf_warn("cannot start worker %d: %s", started, strerror(-rc));
+			jf_runtime_stop(NULL);
+			break;
+		}
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(rt->workers[i].pthread, NULL);
+
+	if (rc == 0) {
+		if (retval)
+			*retval = rt->main_retval;
+		if (cfg.stats)
+			jf_stats_print(stderr);
+	}
+out_handler:
+	jf_overflow_handler_remove();
+out_free:
+	runtime_free(rt);
+	jf_rt = NULL;
+out_inactive:
+	atomic_store(&runtime_active, 0);
+	return rc;
+}

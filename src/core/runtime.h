@@ -1,0 +1,238 @@
+/*
+ * runtime.h - internal state of the runtime: uthreads, workers, the runtime singleton, and the
+ * scheduling entry points that src/sync and src/core share.
+ *
+ * Model (read this before changing anything below):
+ *  - A worker is a kernel thread. It runs uthreads by switching stacks directly from one uthread
+ *    to the next; its own pthread stack runs the scheduler loop (worker_loop) only when it has
+ *    nothing to run, is stopping, or must free the stack it was running on.
+ *  - A uthread is runnable (in exactly one policy queue), running (w->cur of exactly one worker),
+ *    blocked (in at most one wait queue, or only referenced by a timer) or exited.
+ *  - t->on_cpu is 1 from the moment a worker decides to switch to t until t's registers have been
+ *    saved on its stack again (switch.S clears it). A worker that picks t waits for on_cpu == 0
+ *    before switching to it. This is what allows a uthread to be put in a queue (yield) or woken
+ *    (block) before it has left its worker, and picked by another worker at once.
+ *  - After every switch the incoming context runs finish_switch(): it frees the stack of a
+ *    detached uthread that just exited on this worker (its own stack cannot free itself).
+ *  - Never keep a worker pointer across a switch: a uthread may resume on another worker. Code
+ *    re-reads it from the current uthread (t->worker), which the switching worker sets.
+ */
+#ifndef JIFFY_RUNTIME_H
+#define JIFFY_RUNTIME_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jiffy/jiffy.h>
+
+#include "../common/spinlock.h"
+#include "context.h"
+
+struct worker;
+
+enum uthread_state {
+	UT_RUNNABLE = 0,
+	UT_RUNNING,
+	UT_BLOCKED,
+	UT_EXITED,
+};
+
+struct jf_thread {
+	struct jf_ctx ctx;
+	uint32_t on_cpu;       /* see the model above */
+	int saved_errno;       /* errno while switched out */
+	struct worker *worker; /* worker running it; valid while running */
+	struct jf_task task;   /* what the policy sees */
+
+	jf_thread_fn fn;
+	void *arg;
+	void *retval;
+
+	uint32_t jlock;            /* protects the four fields below */
+	uint8_t state;             /* enum uthread_state (join/exit protocol) */
+	uint8_t detached;
+	uint8_t is_main;
+	struct jf_thread *joiner; /* uthread blocked in jf_join() on this one */
+
+	struct jf_thread *wq_next; /* link in a struct jf_waitq */
+	uint32_t wq_queued;        /* 1 while in a wait queue (protected by that queue's lock) */
+
+	/* Stack: [map_base, map_base+guard) is PROT_NONE, the stack grows down from this struct. */
+	char *map_base;
+	size_t map_size;
+	size_t guard_size;
+	struct jf_thread *reg_prev, *reg_next; /* every mapped stack, for shutdown */
+
+	void *asan_fake_stack;
+	char name[JF_THREAD_NAME_MAX];
+};
+
+/* Counters are written by their worker only (relaxed load+store, no lock prefix). */
+#define STAT_INC(w, field) STAT_ADD(w, field, 1)
+#define STAT_ADD(w, field, n)                                                                    \
+	__atomic_store_n(&(w)->stats.field,                                                      \
+			 __atomic_load_n(&(w)->stats.field, __ATOMIC_RELAXED) + (n),             \
+			 __ATOMIC_RELAXED)
+
+struct timer_heap {
+	uint32_t lock;
+	uint32_t n, cap;
+	struct jf_timer **a;
+	uint64_t min_deadline; /* UINT64_MAX when empty; read without the lock */
+};
+
+enum worker_park_state {
+	WK_RUNNING = 0,
+	WK_PARKED = 1,
+};
+
+struct worker {
+	int id;
+	pthread_t pthread;
+	struct jf_thread *cur;      /* running uthread, NULL in the scheduler loop */
+	struct jf_thread *reap;     /* exited detached uthread whose stack must be freed */
+	struct jf_ctx sched_ctx;    /* the scheduler loop on the pthread stack */
+	uint32_t sched_on_cpu;      /* dummy target for switch.S when leaving the loop */
+	uint32_t park_state;        /* futex word, enum worker_park_state */
+	bool spinning;
+
+	struct timer_heap timers;
+
+	struct jf_thread **stack_cache; /* free default-size stacks */
+	unsigned nr_cached;
+
+	uint64_t next_id, id_end; /* block of uthread ids */
+	uint64_t rng;
+
+	void *altstack;
+	size_t altstack_size;
+	void *pthread_stack_lo; /* for sanitizer fiber annotations */
+	size_t pthread_stack_size;
+
+	struct jf_worker_stats stats;
+} __attribute__((aligned(JF_CACHELINE)));
+
+struct runtime {
+	struct jf_config cfg;
+	struct jf_policy policy;
+	unsigned policy_flags;
+	bool can_steal;
+	int nworkers;
+	struct worker *workers;
+
+	_Atomic int stopping;
+	_Atomic int nr_parked;
+	_Atomic int nr_spinning;
+
+	struct jf_thread *main_thread;
+	void *main_retval;
+
+	pthread_mutex_t reg_lock; /* the registry of mapped stacks */
+	struct jf_thread *reg_head;
+	uint64_t next_id_block;
+};
+
+extern struct runtime *jf_rt;
+
+/* --- current context --------------------------------------------------------------------- */
+
+struct worker *jf_this_worker(void); /* NULL outside workers */
+void jf_set_this_worker(struct worker *w);
+
+/* The running uthread, or NULL (not a uthread, or the scheduler loop). */
+static inline struct jf_thread *jf_current(void)
+{
+	struct worker *w = jf_this_worker();
+	return w ? w->cur : NULL;
+}
+
+/* The time to hand to policy ops: real for policies that asked, 0 otherwise. */
+uint64_t jf_policy_now(void);
+
+/* --- scheduling (thread.c) ----------------------------------------------------------------- */
+
+/* Make @t runnable for @reason from worker @w (the caller's), waking a worker if needed. */
+void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enqueue_reason reason);
+
+/*
+ * jf_sched_block() - the calling uthread stops running until someone makes it runnable with
+ * jf_sched_make_runnable(..., JF_ENQ_WOKEN). If @unlock is not NULL the spinlock is released after
+ * the uthread has been marked blocked and before it switches away: a waker may take it from a
+ * wait queue at once (on_cpu makes that safe).
+ */
+void jf_sched_block(uint32_t *unlock);
+
+/* Wake @t, blocked, from the current context (a uthread, or a worker's timer code). */
+void jf_sched_wake(struct jf_thread *t);
+
+/* Wait until @t's context has been saved (its last switch-out completed). */
+static inline void jf_wait_off_cpu(struct jf_thread *t)
+{
+	while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
+		jf_cpu_relax();
+}
+
+static inline struct jf_thread *jf_thread_of_task(struct jf_task *task)
+{
+	return (struct jf_thread *)((char *)task - offsetof(struct jf_thread, task));
+}
+
+/* --- stacks (stack.c) ---------------------------------------------------------------------- */
+
+struct jf_thread *jf_stack_alloc(struct worker *w, size_t stack_size);
+void jf_stack_free(struct worker *w, struct jf_thread *t);
+void jf_stack_free_all(void);                 /* shutdown: unmap every stack still mapped */
+int jf_stack_worker_init(struct worker *w);   /* alternate signal stack, overflow handler */
+void jf_stack_worker_fini(struct worker *w);
+void *jf_stack_top(struct jf_thread *t);
+int jf_overflow_handler_install(void);
+void jf_overflow_handler_remove(void);
+
+/* --- timers (timer.c) ---------------------------------------------------------------------- */
+
+/*
+ * A one-shot timer on a worker's heap. @fn runs on some worker's scheduling path (never in a
+ * signal handler), with no runtime lock held; it must be short and must not block.
+ */
+struct jf_timer {
+	uint64_t deadline;
+	void (*fn)(struct jf_timer *t);
+	struct worker *owner;
+	int32_t heap_idx;
+	uint32_t state; /* enum timer_state in timer.c */
+};
+
+void jf_timer_arm(struct worker *w, struct jf_timer *t, uint64_t deadline,
+		  void (*fn)(struct jf_timer *));
+/* Cancel @t, or wait until its callback has finished. Return: true if it never fired. */
+bool jf_timer_cancel(struct jf_timer *t);
+/* Fire the due timers of @owner's heap (may be another worker's). Return: how many fired. */
+unsigned jf_timers_run(struct worker *owner, uint64_t now);
+static inline uint64_t jf_timers_next(const struct worker *w)
+{
+	return __atomic_load_n(&w->timers.min_deadline, __ATOMIC_RELAXED);
+}
+void jf_timers_init(struct worker *w);
+void jf_timers_fini(struct worker *w);
+
+/*
+ * jf_block_timeout() - block the calling uthread like jf_sched_block(@unlock) but wake it at
+ * @deadline_ns if nothing else has. @on_timeout(@arg) runs when the timer fires, before the wake,
+ * and must take the uthread off whatever wait queue it is on; it returns false if the uthread was
+ * already woken another way (then the timer does not wake it).
+ * Return: true if the wakeup came from the timer.
+ */
+bool jf_block_timeout(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(void *arg),
+		      void *arg);
+
+/* --- misc ---------------------------------------------------------------------------------- */
+
+void jf_clock_init(void);
+void jf_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void jf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int jf_policy_registry_lookup(const char *name, const struct jf_policy_ops **ops, char *err,
+			      size_t errlen);
+
+#endif /* JIFFY_RUNTIME_H */

@@ -1,0 +1,262 @@
+/*
+ * stack.c - uthread stacks: mapping with a guard page, the per-worker cache, the registry that
+ * shutdown frees, and the SIGSEGV handler that names the uthread whose stack overflowed.
+ *
+ * Owns: the memory of every uthread. Layout of one mapping (low to high addresses):
+ *     [guard, PROT_NONE][stack, grows down ...................][struct jf_thread]
+ * so one mmap holds a uthread, and an overflow faults in the guard instead of corrupting memory.
+ * Invariant: every mapping is in the registry from mmap to munmap, so jf_stack_free_all() can free
+ * uthreads that were still blocked or runnable at shutdown.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+/* Big enough that a large frame (a 16 KiB local buffer) still lands in it rather than beyond. */
+#define GUARD_SIZE (64u * 1024u)
+
+static size_t page_size(void)
+{
+	static size_t ps;
+	if (!ps)
+		ps = (size_t)sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
+static size_t thread_struct_size(void)
+{
+	return (sizeof(struct jf_thread) + JF_CACHELINE - 1) & ~(size_t)(JF_CACHELINE - 1);
+}
+
+static size_t map_size_for(size_t stack_size)
+{
+	size_t ps = page_size();
+	return GUARD_SIZE + ((stack_size + ps - 1) & ~(ps - 1));
+}
+
+void *jf_stack_top(struct jf_thread *t)
+{
+	return (void *)t;
+}
+
+static void registry_add(struct jf_thread *t)
+{
+	struct runtime *rt = jf_rt;
+	pthread_mutex_lock(&rt->reg_lock);
+	t->reg_prev = NULL;
+	t->reg_next = rt->reg_head;
+	if (rt->reg_head)
+		rt->reg_head->reg_prev = t;
+	rt->reg_head = t;
+	pthread_mutex_unlock(&rt->reg_lock);
+}
+
+static void registry_del(struct jf_thread *t)
+{
+	struct runtime *rt = jf_rt;
+	pthread_mutex_lock(&rt->reg_lock);
+	if (t->reg_prev)
+		t->reg_prev->reg_next = t->reg_next;
+	else
+		rt->reg_head = t->reg_next;
+	if (t->reg_next)
+		t->reg_next->reg_prev = t->reg_prev;
+	pthread_mutex_unlock(&rt->reg_lock);
+}
+
+struct jf_thread *jf_stack_alloc(struct worker *w, size_t stack_size)
+{
+	struct runtime *rt = jf_rt;
+	size_t map_size = map_size_for(stack_size);
+	struct jf_thread *t;
+	char *base;
+
+	if (map_size == map_size_for(rt->cfg.stack_size) && w->nr_cached > 0)
+		return w->stack_cache[--w->nr_cached];
+
+	base = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (base == MAP_FAILED)
+		return NULL;
+	if (mprotect(base, GUARD_SIZE, PROT_NONE) != 0) {
+		munmap(base, map_size);
+		return NULL;
+	}
+	t = (struct jf_thread *)(void *)(base + map_size - thread_struct_size());
+	t->map_base = base;
+	t->map_size = map_size;
+	t->guard_size = GUARD_SIZE;
+	registry_add(t);
+	return t;
+}
+
+void jf_stack_free(struct worker *w, struct jf_thread *t)
+{
+	struct runtime *rt = jf_rt;
+
+	if (t->map_size == map_size_for(rt->cfg.stack_size) && w->nr_cached < rt->cfg.stack_cache) {
+		w->stack_cache[w->nr_cached++] = t;
+		return;
+	}
+	registry_del(t);
+	munmap(t->map_base, t->map_size);
+}
+
+void jf_stack_free_all(void)
+{
+	struct runtime *rt = jf_rt;
+	struct jf_thread *t = rt->reg_head, *next;
+
+	for (; t; t = next) {
+		next = t->reg_next;
+		munmap(t->map_base, t->map_size);
+	}
+	rt->reg_head = NULL;
+	for (int i = 0; i < rt->nworkers; i++)
+		rt->workers[i].nr_cached = 0;
+}
+
+/* --- overflow reporting ----------------------------------------------------------------------- */
+
+static struct sigaction old_segv, old_bus;
+static int handler_installed;
+
+static size_t fmt_u64(char *buf, uint64_t v, unsigned base)
+{
+	char tmp[24];
+	size_t n = 0, i;
+	do {
+		tmp[n++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	for (i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	return n;
+}
+
+static size_t append(char *buf, size_t off, size_t cap, const char *s)
+{
+	while (*s && off < cap)
+		buf[off++] = *s++;
+	return off;
+}
+
+/* Async-signal-safe: only write(2) and local formatting. */
+static void report_overflow(struct worker *w, struct jf_thread *t, void *addr)
+{
+	char msg[320], num[24];
+	size_t n = 0, cap = sizeof(msg);
+
+	n = append(msg, n, cap, "jiffy: stack overflow in uthread '");
+	n = append(msg, n, cap, t->name[0] ? t->name : "(unnamed)");
+	n = append(msg, n, cap, "' (id ");
+	num[fmt_u64(num, t->task.id, 10)] = '\0';
+	n = append(msg, n, cap, num);
+	n = append(msg, n, cap, ", stack ");
+	num[fmt_u64(num, (uint64_t)((char *)t - (t->map_base + t->guard_size)), 10)] = '\0';
+	n = append(msg, n, cap, num);
+	n = append(msg, n, cap, " bytes) on worker ");
+	num[fmt_u64(num, (uint64_t)w->id, 10)] = '\0';
+	n = append(msg, n, cap, num);
+	n = append(msg, n, cap, ": fault at 0x");
+	num[fmt_u64(num, (uint64_t)(uintptr_t)addr, 16)] = '\0';
+	n = append(msg, n, cap, num);
+	n = append(msg, n, cap, " in its guard page; raise jf_attr.stack_size or JIFFY_STACK_SIZE\n");
+	if (write(STDERR_FILENO, msg, n) < 0) {
+		/* nothing more can be done from here */
+	}
+}
+
+static void chain(const struct sigaction *old, int sig, siginfo_t *si, void *uc)
+{
+	if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+		old->sa_sigaction(sig, si, uc);
+	} else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+		old->sa_handler(sig);
+	} else {
+		/* Default action: let the faulting instruction run again without us. */
+		signal(sig, SIG_DFL);
+	}
+}
+
+static void fault_handler(int sig, siginfo_t *si, void *uc)
+{
+	struct worker *w = jf_this_worker();
+	struct jf_thread *t = w ? w->cur : NULL;
+	char *addr = si->si_addr;
+
+	if (t && addr >= t->map_base && addr < t->map_base + t->guard_size) {
+		report_overflow(w, t, addr);
+		signal(SIGABRT, SIG_DFL);
+		abort();
+	}
+	chain(sig == SIGSEGV ? &old_segv : &old_bus, sig, si, uc);
+}
+
+int jf_overflow_handler_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fault_handler;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, &old_segv) != 0 || sigaction(SIGBUS, &sa, &old_bus) != 0)
+		return -errno;
+	handler_installed = 1;
+	return 0;
+}
+
+void jf_overflow_handler_remove(void)
+{
+	if (!handler_installed)
+		return;
+	sigaction(SIGSEGV, &old_segv, NULL);
+	sigaction(SIGBUS, &old_bus, NULL);
+	handler_installed = 0;
+}
+
+int jf_stack_worker_init(struct worker *w)
+{
+	stack_t ss;
+	size_t min = (size_t)getauxval(AT_MINSIGSTKSZ);
+	size_t size = 64 * 1024;
+
+	if (min * 4 > size)
+		size = min * 4;
+	w->altstack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w->altstack == MAP_FAILED) {
+		w->altstack = NULL;
+		return -ENOMEM;
+	}
+	w->altstack_size = size;
+	ss.ss_sp = w->altstack;
+	ss.ss_size = size;
+	ss.ss_flags = 0;
+	if (sigaltstack(&ss, NULL) != 0) {
+		munmap(w->altstack, size);
+		w->altstack = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+void jf_stack_worker_fini(struct worker *w)
+{
+	stack_t ss;
+
+	if (!w->altstack)
+		return;
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+	munmap(w->altstack, w->altstack_size);
+	w->altstack = NULL;
+}

@@ -1,0 +1,525 @@
+/*
+ * thread.c - uthread lifecycle and the switch path: spawn, yield, block/wake, exit, join, detach.
+ *
+ * Owns: every context switch a uthread makes (uthread_reschedule, exit_switch) and the join/exit
+ * protocol. The model (on_cpu, finish_switch, never caching a worker across a switch) is described
+ * in runtime.h; the hot paths here are written top to bottom so that yield can be read in one go:
+ * jf_yield -> jf_sched_make_runnable(YIELDED) -> uthread_reschedule -> switch_to -> switch.S.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define JF_ASAN 1
+#else
+#define JF_ASAN 0
+#endif
+
+__thread struct worker *jf_tls_worker __attribute__((tls_model("initial-exec")));
+
+/*
+ * The TLS read is an asm volatile so that the compiler can never reuse a value read before a
+ * context switch (after which this code may run on another kernel thread).
+ */
+struct worker *jf_this_worker(void)
+{
+	struct worker *w;
+	__asm__ volatile("movq jf_tls_worker@gottpoff(%%rip), %0\n\t"
+			 "movq %%fs:(%0), %0"
+			 : "=r"(w));
+	return w;
+}
+
+void jf_set_this_worker(struct worker *w)
+{
+	jf_tls_worker = w;
+}
+
+/* errno's address is per kernel thread and __errno_location() is declared const: keep the
+ * compiler from reusing an address computed on another worker. */
+__attribute__((noipa)) static int *errno_slot(void)
+{
+	return &errno;
+}
+
+uint64_t jf_policy_now(void)
+{
+	return (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME) ? jf_now_ns() : 0;
+}
+
+/* --- sanitizer fiber annotations ------------------------------------------------------------ */
+
+static inline void asan_enter(void **fake_save, const void *bottom, size_t size)
+{
+#if JF_ASAN
+	__sanitizer_start_switch_fiber(fake_save, bottom, size);
+#else
+	(void)fake_save, (void)bottom, (void)size;
+#endif
+}
+
+static inline void asan_entered(void *fake)
+{
+#if JF_ASAN
+	__sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#else
+	(void)fake;
+#endif
+}
+
+static inline void asan_enter_thread(void **fake_save, struct jf_thread *t)
+{
+	char *lo = t->map_base + t->guard_size;
+	asan_enter(fake_save, lo, (size_t)((char *)t - lo));
+}
+
+static inline void asan_enter_sched(void **fake_save, struct worker *w)
+{
+	asan_enter(fake_save, w->pthread_stack_lo, w->pthread_stack_size);
+}
+
+/* --- the switch path ------------------------------------------------------------------------ */
+
+/* Runs first in every context that resumes after a switch, on the worker it resumed on. */
+void jf_finish_switch(struct worker *w)
+{
+	struct jf_thread *dead = w->reap;
+	if (JF_UNLIKELY(dead != NULL)) {
+		w->reap = NULL;
+		jf_stack_free(w, dead);
+	}
+}
+
+/* Take @next, runnable and removed from its queue, onto worker @w. */
+static inline void prepare_run(struct worker *w, struct jf_thread *next)
+{
+	jf_wait_off_cpu(next);
+	next->on_cpu = 1;
+	next->worker = w;
+	next->task.last_worker = w->id;
+	w->cur = next;
+	if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
+		next->task.started_ns = jf_now_ns();
+	STAT_INC(w, switches);
+}
+
+/* What @w runs next: its policy queue first, then (if allowed) stolen work. */
+static inline struct jf_thread *pick_next(struct worker *w)
+{
+	struct runtime *rt = jf_rt;
+	struct jf_policy *p = &rt->policy;
+	uint64_t now = jf_policy_now();
+	struct jf_task *t = p->ops->pick_next(p, w->id, now);
+
+	if (!t && rt->can_steal) {
+		t = p->ops->balance(p, w->id, now);
+		if (t)
+			STAT_INC(w, steals);
+	}
+	return t ? jf_thread_of_task(t) : NULL;
+}
+
+static inline void run_due_timers(struct worker *w)
+{
+	uint64_t next = jf_timers_next(w);
+	if (JF_UNLIKELY(next != UINT64_MAX) && jf_now_ns() >= next)
+		STAT_ADD(w, timers, jf_timers_run(w, jf_now_ns()));
+}
+
+struct jf_thread *jf_sched_pick(struct worker *w)
+{
+	run_due_timers(w);
+	return pick_next(w);
+}
+
+/* Called by the scheduler loop: run @next until @w's loop is needed again. */
+void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next)
+{
+	void *fake = NULL;
+	prepare_run(w, next);
+	asan_enter_thread(&fake, next);
+	jf_ctx_switch(&w->sched_ctx, &next->ctx, &w->sched_on_cpu);
+	asan_entered(fake);
+}
+
+/*
+ * The running uthread @cur gives up its worker; the caller has already enqueued it (yield),
+ * parked it somewhere (block) or not (it is being discarded at shutdown). Returns when @cur runs
+ * again, possibly on another worker.
+ */
+static void uthread_reschedule(struct jf_thread *cur)
+{
+	struct worker *w = cur->worker;
+	struct jf_thread *next;
+	void *fake = NULL;
+
+	cur->saved_errno = *errno_slot();
+	if (JF_UNLIKELY(atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed)))
+		next = NULL;
+	else
+		next = jf_sched_pick(w);
+
+	if (next == cur) { /* woken or re-picked before it left: keep running */
+		w->cur = cur;
+		return;
+	}
+	if (next) {
+		prepare_run(w, next);
+		asan_enter_thread(&fake, next);
+		jf_ctx_switch(&cur->ctx, &next->ctx, &cur->on_cpu);
+	} else {
+		w->cur = NULL;
+		asan_enter_sched(&fake, w);
+		jf_ctx_switch(&cur->ctx, &w->sched_ctx, &cur->on_cpu);
+	}
+	asan_entered(fake);
+	jf_finish_switch(cur->worker);
+	*errno_slot() = cur->saved_errno;
+}
+
+/* The exiting uthread @cur leaves its worker for good. */
+__attribute__((noreturn)) static void exit_switch(struct jf_thread *cur)
+{
+	struct worker *w = cur->worker;
+	struct jf_thread *next = NULL;
+
+	if (!atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
+		next = jf_sched_pick(w);
+	if (next) {
+		prepare_run(w, next);
+		asan_enter_thread(NULL, next);
+		jf_ctx_switch(&cur->ctx, &next->ctx, &cur->on_cpu);
+	} else {
+		w->cur = NULL;
+		asan_enter_sched(NULL, w);
+		jf_ctx_switch(&cur->ctx, &w->sched_ctx, &cur->on_cpu);
+	}
+	__builtin_unreachable();
+}
+
+/* --- making runnable, waking parked workers -------------------------------------------------- */
+
+static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+}
+
+/* Wake worker @k if it is parked. @self counts the wakeup. */
+void jf_worker_kick(struct worker *self, struct worker *k)
+{
+	if (__atomic_load_n(&k->park_state, __ATOMIC_SEQ_CST) == WK_PARKED &&
+	    __atomic_exchange_n(&k->park_state, WK_RUNNING, __ATOMIC_SEQ_CST) == WK_PARKED) {
+		futex(&k->park_state, FUTEX_WAKE_PRIVATE, 1, NULL);
+		if (self)
+			STAT_INC(self, unparks);
+	}
+}
+
+static void kick_one_parked(struct worker *self)
+{
+	struct runtime *rt = jf_rt;
+	for (int i = 1; i < rt->nworkers; i++) {
+		struct worker *k = &rt->workers[(self->id + i) % rt->nworkers];
+		if (__atomic_load_n(&k->park_state, __ATOMIC_RELAXED) == WK_PARKED) {
+			jf_worker_kick(self, k);
+			return;
+		}
+	}
+}
+
+void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enqueue_reason reason)
+{
+	struct runtime *rt = jf_rt;
+	struct jf_policy *p = &rt->policy;
+	uint64_t now = jf_policy_now();
+	int target;
+
+	t->task.runnable_ns = now;
+	target = p->ops->enqueue(p, w->id, &t->task, reason, now);
+	if (reason == JF_ENQ_WOKEN)
+		STAT_INC(w, wakeups);
+	if (rt->nworkers == 1 || (target == w->id && (reason == JF_ENQ_YIELDED || !rt->can_steal)))
+		return;
+	/* Pairs with the fence in worker_park(): either it sees our enqueue or we see it parked. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (target >= 0 && target != w->id) {
+		jf_worker_kick(w, &rt->workers[target]);
+		return;
+	}
+	if (rt->can_steal && atomic_load_explicit(&rt->nr_spinning, memory_order_relaxed) == 0 &&
+	    atomic_load_explicit(&rt->nr_parked, memory_order_relaxed) > 0)
+		kick_one_parked(w);
+}
+
+void jf_sched_block(uint32_t *unlock)
+{
+	struct jf_thread *cur = jf_current();
+	struct worker *w = cur->worker;
+	struct jf_policy *p = &jf_rt->policy;
+
+	if (p->ops->blocked)
+		p->ops->blocked(p, w->id, &cur->task, jf_policy_now());
+	STAT_INC(w, blocks);
+	if (unlock)
+		jf_spin_unlock(unlock);
+	uthread_reschedule(cur);
+}
+
+void jf_sched_wake(struct jf_thread *t)
+{
+	jf_sched_make_runnable(jf_this_worker(), t, JF_ENQ_WOKEN);
+}
+
+/* --- public API ------------------------------------------------------------------------------ */
+
+void jf_attr_init(struct jf_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->sched.worker = -1;
+}
+
+static void uthread_exit(struct jf_thread *cur, void *retval) __attribute__((noreturn));
+
+static void uthread_entry(void *arg)
+{
+	struct jf_thread *t = arg;
+
+	asan_entered(NULL);
+	jf_finish_switch(t->worker);
+	*errno_slot() = 0;
+	uthread_exit(t, t->fn(t->arg));
+}
+
+static uint64_t alloc_id(struct worker *w)
+{
+	if (JF_UNLIKELY(w->next_id == w->id_end)) {
+		w->next_id = __atomic_fetch_add(&jf_rt->next_id_block, 4096, __ATOMIC_RELAXED);
+		w->id_end = w->next_id + 4096;
+	}
+	return w->next_id++;
+}
+
+/* Create a uthread on worker @w (not yet runnable). Used by jf_spawn and by jf_run for main. */
+int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn fn, void *arg,
+		     struct jf_thread **out)
+{
+	struct runtime *rt = jf_rt;
+	size_t stack = attr && attr->stack_size ? attr->stack_size : rt->cfg.stack_size;
+	struct jf_thread *t;
+
+	if (!fn)
+		return -EINVAL;
+	if (attr && attr->stack_size && attr->stack_size < 16384)
+		return -EINVAL;
+	if (attr && (attr->sched.worker < -1 || attr->sched.worker >= rt->nworkers))
+		return -EINVAL;
+	t = jf_stack_alloc(w, stack);
+	if (!t)
+		return -ENOMEM;
+
+	t->on_cpu = 0;
+	t->saved_errno = 0;
+	t->worker = NULL;
+	t->fn = fn;
+	t->arg = arg;
+	t->retval = NULL;
+	t->jlock = 0;
+	t->state = UT_RUNNABLE;
+	t->detached = attr ? attr->detached != 0 : 0;
+	t->is_main = 0;
+	t->joiner = NULL;
+	t->wq_next = NULL;
+	t->wq_queued = 0;
+	t->asan_fake_stack = NULL;
+	t->name[0] = '\0';
+	if (attr && attr->name) {
+		strncpy(t->name, attr->name, sizeof(t->name) - 1);
+		t->name[sizeof(t->name) - 1] = '\0';
+	}
+
+	memset(&t->task, 0, sizeof(t->task));
+	t->task.id = alloc_id(w);
+	t->task.last_worker = -1;
+	t->task.home_worker = w->id;
+	if (attr) {
+		t->task.attr = attr->sched;
+	} else {
+		t->task.attr.worker = -1;
+	}
+	if (rt->policy.ops->task_init)
+		rt->policy.ops->task_init(&rt->policy, w->id, &t->task, jf_policy_now());
+
+	jf_ctx_init(&t->ctx, jf_stack_top(t), uthread_entry, t);
+	STAT_INC(w, spawns);
+	*out = t;
+	return 0;
+}
+
+int jf_spawn(jf_thread_t **out, const struct jf_attr *attr, jf_thread_fn fn, void *arg)
+{
+	struct worker *w = jf_this_worker();
+	struct jf_thread *t;
+	int err;
+
+	if (!w)
+		return -EPERM;
+	if (!out && !(attr && attr->detached))
+		return -EINVAL;
+	err = jf_thread_create(w, attr, fn, arg, &t);
+	if (err)
+		return err;
+	if (out)
+		*out = t;
+	jf_sched_make_runnable(w, t, JF_ENQ_NEW);
+	return 0;
+}
+
+void jf_yield(void)
+{
+	struct worker *w = jf_this_worker();
+	struct jf_thread *cur = w ? w->cur : NULL;
+	struct jf_policy *p;
+
+	if (JF_UNLIKELY(!cur))
+		return;
+	STAT_INC(w, yields);
+	p = &jf_rt->policy;
+	if (!p->ops->has_work(p, w->id) && jf_timers_next(w) == UINT64_MAX &&
+	    !atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
+		return;
+	jf_sched_make_runnable(w, cur, JF_ENQ_YIELDED);
+	uthread_reschedule(cur);
+}
+
+void jf_runtime_stop(void *main_retval); /* runtime.c */
+
+static void uthread_exit(struct jf_thread *cur, void *retval)
+{
+	struct worker *w = cur->worker;
+	struct jf_policy *p = &jf_rt->policy;
+	struct jf_thread *joiner;
+	bool detached;
+
+	if (p->ops->task_exit)
+		p->ops->task_exit(p, w->id, &cur->task, jf_policy_now());
+	STAT_INC(w, tasks_done);
+	if (JF_UNLIKELY(cur->is_main))
+		jf_runtime_stop(retval);
+
+	jf_spin_lock(&cur->jlock);
+	cur->retval = retval;
+	cur->state = UT_EXITED;
+	joiner = cur->joiner;
+	detached = cur->detached;
+	jf_spin_unlock(&cur->jlock);
+
+	if (joiner)
+		jf_sched_make_runnable(w, joiner, JF_ENQ_WOKEN);
+	if (detached)
+		w->reap = cur; /* freed by whichever context runs next on this worker */
+	exit_switch(cur);
+}
+
+_Noreturn void jf_exit(void *retval)
+{
+	struct jf_thread *cur = jf_current();
+	if (!cur)
+		jf_die("jf_exit() called outside a uthread");
+	uthread_exit(cur, retval);
+}
+
+int jf_join(jf_thread_t *t, void **retval)
+{
+	struct jf_thread *cur = jf_current();
+
+	if (!cur)
+		return -EPERM;
+	if (!t)
+		return -EINVAL;
+	if (t == cur)
+		return -EDEADLK;
+	jf_spin_lock(&t->jlock);
+	if (t->detached || t->joiner) {
+		jf_spin_unlock(&t->jlock);
+		return -EINVAL;
+	}
+	if (t->state != UT_EXITED) {
+		t->joiner = cur;
+		jf_sched_block(&t->jlock); /* woken by uthread_exit */
+	} else {
+		jf_spin_unlock(&t->jlock);
+	}
+	jf_wait_off_cpu(t);
+	if (retval)
+		*retval = t->retval;
+	jf_stack_free(cur->worker, t);
+	return 0;
+}
+
+int jf_detach(jf_thread_t *t)
+{
+	struct jf_thread *cur = jf_current();
+	bool exited;
+
+	if (!cur)
+		return -EPERM;
+	if (!t)
+		return -EINVAL;
+	jf_spin_lock(&t->jlock);
+	if (t->detached || t->joiner) {
+		jf_spin_unlock(&t->jlock);
+		return -EINVAL;
+	}
+	exited = t->state == UT_EXITED;
+	t->detached = 1;
+	jf_spin_unlock(&t->jlock);
+	if (exited) {
+		jf_wait_off_cpu(t);
+		jf_stack_free(cur->worker, t);
+	}
+	return 0;
+}
+
+jf_thread_t *jf_self(void)
+{
+	return jf_current();
+}
+
+uint64_t jf_thread_id(const jf_thread_t *t)
+{
+	return t ? t->task.id : 0;
+}
+
+const char *jf_thread_name(const jf_thread_t *t)
+{
+	return t ? t->name : "";
+}
+
+int jf_worker_id(void)
+{
+	struct worker *w = jf_this_worker();
+	return w ? w->id : -1;
+}
+
+void jf_thread_get_sched_attr(const jf_thread_t *t, struct jf_sched_attr *out)
+{
+	*out = t->task.attr;
+}
+
+int jf_thread_set_sched_attr(jf_thread_t *t, const struct jf_sched_attr *attr)
+{
+	if (!t || !attr || !jf_rt)
+		return -EINVAL;
+	if (attr->worker < -1 || attr->worker >= jf_rt->nworkers)
+		return -EINVAL;
+	t->task.attr = *attr;
+	return 0;
+}

@@ -1,0 +1,224 @@
+/*
+ * timer.c - per-worker one-shot timers, sleeping, and blocking with a timeout.
+ *
+ * Owns: each worker's binary min-heap of struct jf_timer, the firing protocol, and
+ * jf_block_timeout() on which sleeps and timed waits (and later the netpoller) are built.
+ * Timers fire on scheduling paths (a uthread switching, a worker's idle loop; an idle worker also
+ * fires due timers of busy workers), never in a signal handler.
+ * Invariant: a timer's memory may be released by its owner once jf_timer_cancel() returned; the
+ * firing side writes TIMER_DONE last and touches the timer no more.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+
+#include "runtime.h"
+
+enum timer_state {
+	TIMER_IDLE = 0,
+	TIMER_PENDING,
+	TIMER_FIRING,
+	TIMER_DONE,
+	TIMER_CANCELLED,
+};
+
+void jf_timers_init(struct worker *w)
+{
+	w->timers.lock = 0;
+	w->timers.n = 0;
+	w->timers.cap = 0;
+	w->timers.a = NULL;
+	w->timers.min_deadline = UINT64_MAX;
+}
+
+void jf_timers_fini(struct worker *w)
+{
+	free(w->timers.a);
+	w->timers.a = NULL;
+	w->timers.n = w->timers.cap = 0;
+}
+
+static void heap_set(struct timer_heap *h, uint32_t i, struct jf_timer *t)
+{
+	h->a[i] = t;
+	t->heap_idx = (int32_t)i;
+}
+
+static void sift_up(struct timer_heap *h, uint32_t i)
+{
+	struct jf_timer *t = h->a[i];
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (h->a[parent]->deadline <= t->deadline)
+			break;
+		heap_set(h, i, h->a[parent]);
+		i = parent;
+	}
+	heap_set(h, i, t);
+}
+
+static void sift_down(struct timer_heap *h, uint32_t i)
+{
+	struct jf_timer *t = h->a[i];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->a[c + 1]->deadline < h->a[c]->deadline)
+			c++;
+		if (t->deadline <= h->a[c]->deadline)
+			break;
+		heap_set(h, i, h->a[c]);
+		i = c;
+	}
+	heap_set(h, i, t);
+}
+
+static void heap_remove(struct timer_heap *h, uint32_t i)
+{
+	h->n--;
+	if (i != h->n) {
+		heap_set(h, i, h->a[h->n]);
+		sift_down(h, i);
+		sift_up(h, (uint32_t)h->a[i]->heap_idx);
+	}
+}
+
+static void publish_min(struct timer_heap *h)
+{
+	__atomic_store_n(&h->min_deadline, h->n ? h->a[0]->deadline : UINT64_MAX,
+			 __ATOMIC_RELAXED);
+}
+
+void jf_timer_arm(struct worker *w, struct jf_timer *t, uint64_t deadline,
+		  void (*fn)(struct jf_timer *))
+{
+	struct timer_heap *h = &w->timers;
+
+	t->deadline = deadline;
+	t->fn = fn;
+	t->owner = w;
+	jf_spin_lock(&h->lock);
+	if (h->n == h->cap) {
+		uint32_t cap = h->cap ? h->cap * 2 : 64;
+		struct jf_timer **a = realloc(h->a, cap * sizeof(*a));
+		if (!a) {
+			jf_spin_unlock(&h->lock);
+			jf_die("out of memory growing the timer heap of worker %d", w->id);
+		}
+		h->a = a;
+		h->cap = cap;
+	}
+	__atomic_store_n(&t->state, TIMER_PENDING, __ATOMIC_RELAXED);
+	h->a[h->n] = t;
+	t->heap_idx = (int32_t)h->n;
+	h->n++;
+	sift_up(h, h->n - 1);
+	publish_min(h);
+	jf_spin_unlock(&h->lock);
+}
+
+bool jf_timer_cancel(struct jf_timer *t)
+{
+	struct timer_heap *h = &t->owner->timers;
+
+	jf_spin_lock(&h->lock);
+	if (__atomic_load_n(&t->state, __ATOMIC_RELAXED) == TIMER_PENDING) {
+		heap_remove(h, (uint32_t)t->heap_idx);
+		publish_min(h);
+		__atomic_store_n(&t->state, TIMER_CANCELLED, __ATOMIC_RELAXED);
+		jf_spin_unlock(&h->lock);
+		return true;
+	}
+	jf_spin_unlock(&h->lock);
+	while (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) == TIMER_FIRING)
+		jf_cpu_relax();
+	return false;
+}
+
+unsigned jf_timers_run(struct worker *owner, uint64_t now)
+{
+	struct timer_heap *h = &owner->timers;
+	unsigned fired = 0;
+
+	for (;;) {
+		struct jf_timer *t;
+
+		jf_spin_lock(&h->lock);
+		if (h->n == 0 || h->a[0]->deadline > now) {
+			jf_spin_unlock(&h->lock);
+			break;
+		}
+		t = h->a[0];
+		heap_remove(h, 0);
+		publish_min(h);
+		__atomic_store_n(&t->state, TIMER_FIRING, __ATOMIC_RELAXED);
+		jf_spin_unlock(&h->lock);
+
+		t->fn(t);
+		__atomic_store_n(&t->state, TIMER_DONE, __ATOMIC_RELEASE);
+		fired++;
+	}
+	return fired;
+}
+
+/* --- blocking with a deadline ---------------------------------------------------------------- */
+
+struct timeout_wait {
+	struct jf_timer timer; /* first: timeout_fire() converts back */
+	struct jf_thread *t;
+	bool (*on_timeout)(void *arg);
+	void *arg;
+	bool fired;
+};
+
+static void timeout_fire(struct jf_timer *tm)
+{
+	struct timeout_wait *tw = (struct timeout_wait *)(void *)tm;
+	if (tw->on_timeout(tw->arg)) {
+		tw->fired = true;
+		jf_sched_wake(tw->t);
+	}
+}
+
+bool jf_block_timeout(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(void *arg),
+		      void *arg)
+{
+	struct jf_thread *cur = jf_current();
+	struct timeout_wait tw = {
+		.t = cur,
+		.on_timeout = on_timeout,
+		.arg = arg,
+		.fired = false,
+	};
+
+	jf_timer_arm(cur->worker, &tw.timer, deadline_ns, timeout_fire);
+	jf_sched_block(unlock);
+	jf_timer_cancel(&tw.timer); /* also waits for a callback still finishing */
+	return tw.fired;
+}
+
+static bool sleep_over(void *arg)
+{
+	(void)arg;
+	return true;
+}
+
+int jf_sleep_until(uint64_t deadline_ns)
+{
+	struct jf_thread *cur = jf_current();
+
+	if (!cur)
+		return -EPERM;
+	if (jf_now_ns() >= deadline_ns)
+		return 0;
+	jf_block_timeout(NULL, deadline_ns, sleep_over, NULL);
+	return 0;
+}
+
+int jf_sleep_ns(uint64_t ns)
+{
+	uint64_t now = jf_now_ns();
+	uint64_t deadline = ns > UINT64_MAX - now ? UINT64_MAX - 1 : now + ns;
+	return jf_sleep_until(deadline);
+}

@@ -1,0 +1,89 @@
+/*
+ * policy.c - the table of scheduling policies the runtime can select by name.
+ *
+ * Owns: registration and lookup. Built-in policies are listed in builtin[]; applications may add
+ * their own with jf_policy_register() before jf_run(). Lookup is by exact name.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jiffy/policy.h>
+
+extern const struct jf_policy_ops jf_policy_fifo;
+extern const struct jf_policy_ops jf_policy_ws;
+
+static const struct jf_policy_ops *const builtin[] = {
+	&jf_policy_fifo,
+	&jf_policy_ws,
+};
+
+#define MAX_REGISTERED 32
+static const struct jf_policy_ops *registered[MAX_REGISTERED];
+static int nr_registered;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const struct jf_policy_ops *jf_policy_find(const char *name)
+{
+	const struct jf_policy_ops *found = NULL;
+
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (!strcmp(builtin[i]->name, name))
+			return builtin[i];
+	pthread_mutex_lock(&reg_lock);
+	for (int i = 0; i < nr_registered; i++)
+		if (!strcmp(registered[i]->name, name))
+			found = registered[i];
+	pthread_mutex_unlock(&reg_lock);
+	return found;
+}
+
+int jf_policy_register(const struct jf_policy_ops *ops)
+{
+	int rc = 0;
+
+	if (!ops || !ops->name || !ops->name[0] || !ops->init || !ops->destroy || !ops->enqueue ||
+	    !ops->pick_next || !ops->has_work || ops->task_data_size > JF_TASK_POLICY_DATA)
+		return -EINVAL;
+	if (jf_policy_find(ops->name))
+		return -EEXIST;
+	pthread_mutex_lock(&reg_lock);
+	if (nr_registered == MAX_REGISTERED)
+		rc = -ENOSPC;
+	else
+		registered[nr_registered++] = ops;
+	pthread_mutex_unlock(&reg_lock);
+	return rc;
+}
+
+void jf_policy_names(char *buf, size_t len)
+{
+	size_t off = 0;
+	if (!len)
+		return;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		off += (size_t)snprintf(buf + off, off < len ? len - off : 0, "%s%s", i ? ", " : "",
+					builtin[i]->name);
+	pthread_mutex_lock(&reg_lock);
+	for (int i = 0; i < nr_registered; i++)
+		off += (size_t)snprintf(buf + off, off < len ? len - off : 0, ", %s",
+					registered[i]->name);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+int jf_policy_registry_lookup(const char *name, const struct jf_policy_ops **ops, char *err,
+			      size_t errlen)
+{
+	char names[256];
+	*ops = jf_policy_find(name);
+	if (*ops)
+		return 0;
+	jf_policy_names(names, sizeof(names));
+	snprintf(err, errlen, "policy '%s' is unknown; available: %s", name, names);
+	return -EINVAL;
+}

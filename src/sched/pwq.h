@@ -1,0 +1,40 @@
+/*
+ * pwq.h - per-worker FIFO run queues, the state shared by the per-worker policies (fifo, ws).
+ *
+ * Owns: one struct taskq per worker and the ops that do not differ between those policies
+ * (init, destroy, pick_next, a local has_work). Each policy decides placement and stealing.
+ */
+#ifndef JIFFY_PWQ_H
+#define JIFFY_PWQ_H
+
+#include <jiffy/policy.h>
+
+#include "taskq.h"
+
+struct pwq_worker {
+	struct taskq q;
+	uint64_t rng; /* written only by this worker (victim choice) */
+} __attribute__((aligned(JF_CACHELINE)));
+
+struct pwq {
+	int nworkers;
+	struct pwq_worker *w; /* nworkers entries */
+};
+
+static inline struct pwq *pwq_of(struct jf_policy *p)
+{
+	return (struct pwq *)p->priv;
+}
+
+int pwq_init(struct jf_policy *p, const struct jf_policy_params *params);
+void pwq_destroy(struct jf_policy *p);
+struct jf_task *pwq_pick_next(struct jf_policy *p, int worker, uint64_t now);
+bool pwq_has_local_work(struct jf_policy *p, int worker);
+
+/* The worker a task names in its attributes, or -1. */
+static inline int pwq_hinted_worker(const struct pwq *s, const struct jf_task *t)
+{
+	return t->attr.worker >= 0 && t->attr.worker < s->nworkers ? t->attr.worker : -1;
+}
+
+#endif /* JIFFY_PWQ_H */

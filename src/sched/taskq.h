@@ -1,0 +1,90 @@
+/*
+ * taskq.h - a locked FIFO of policy tasks, linked through jf_task.policy_data.
+ *
+ * Owns: the run queue building block of the per-worker policies (fifo, ws, ...). The link lives in
+ * the first bytes of policy_data, so a policy that uses a taskq must keep its own per-task fields
+ * after struct taskq_link. @count is readable without the lock (a hint for has_work/steal).
+ */
+#ifndef JIFFY_TASKQ_H
+#define JIFFY_TASKQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jiffy/policy.h>
+
+#include "../common/spinlock.h"
+
+struct taskq_link {
+	struct jf_task *next;
+};
+
+struct taskq {
+	uint32_t lock;
+	uint32_t count;
+	struct jf_task *head;
+	struct jf_task *tail;
+} __attribute__((aligned(JF_CACHELINE)));
+
+static inline struct taskq_link *taskq_link(struct jf_task *t)
+{
+	return (struct taskq_link *)(void *)t->policy_data;
+}
+
+static inline uint32_t taskq_count(const struct taskq *q)
+{
+	return __atomic_load_n(&q->count, __ATOMIC_RELAXED);
+}
+
+/* The caller holds q->lock. */
+static inline void taskq_push_tail_locked(struct taskq *q, struct jf_task *t)
+{
+	taskq_link(t)->next = NULL;
+	if (q->tail)
+		taskq_link(q->tail)->next = t;
+	else
+		q->head = t;
+	q->tail = t;
+	__atomic_store_n(&q->count, q->count + 1, __ATOMIC_RELAXED);
+}
+
+static inline void taskq_push_head_locked(struct taskq *q, struct jf_task *t)
+{
+	taskq_link(t)->next = q->head;
+	q->head = t;
+	if (!q->tail)
+		q->tail = t;
+	__atomic_store_n(&q->count, q->count + 1, __ATOMIC_RELAXED);
+}
+
+static inline struct jf_task *taskq_pop_head_locked(struct taskq *q)
+{
+	struct jf_task *t = q->head;
+	if (!t)
+		return NULL;
+	q->head = taskq_link(t)->next;
+	if (!q->head)
+		q->tail = NULL;
+	__atomic_store_n(&q->count, q->count - 1, __ATOMIC_RELAXED);
+	return t;
+}
+
+static inline void taskq_push_tail(struct taskq *q, struct jf_task *t)
+{
+	jf_spin_lock(&q->lock);
+	taskq_push_tail_locked(q, t);
+	jf_spin_unlock(&q->lock);
+}
+
+static inline struct jf_task *taskq_pop_head(struct taskq *q)
+{
+	struct jf_task *t;
+	if (taskq_count(q) == 0)
+		return NULL;
+	jf_spin_lock(&q->lock);
+	t = taskq_pop_head_locked(q);
+	jf_spin_unlock(&q->lock);
+	return t;
+}
+
+#endif /* JIFFY_TASKQ_H */

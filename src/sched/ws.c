@@ -1,0 +1,108 @@
+/*
+ * ws.c - "ws": per-worker FIFO queues with work stealing (Caladan/ZygOS-style c-FCFS
+ * approximation).
+ *
+ * Each worker serves its own queue in FIFO order; a worker with nothing to run steals half of the
+ * queue of another worker (victims tried from a pseudo-random start), so no worker idles while
+ * work waits anywhere. New and woken tasks go to the caller's worker (cache-warm, no cross-core
+ * traffic) unless attr.worker names one; the runtime wakes a parked worker to steal them.
+ * Parameters: none (the victim order is seeded from jf_policy_params.seed).
+ */
+#include "pwq.h"
+
+static int ws_enqueue(struct jf_policy *p, int worker, struct jf_task *t,
+		      enum jf_enqueue_reason reason, uint64_t now)
+{
+	struct pwq *s = pwq_of(p);
+	int target = pwq_hinted_worker(s, t);
+
+	(void)reason, (void)now;
+	if (target < 0)
+		target = worker;
+	taskq_push_tail(&s->w[target].q, t);
+	return target;
+}
+
+static uint64_t next_rand(uint64_t *x)
+{
+	/* xorshift64*: only to spread victims, quality is not critical */
+	*x ^= *x >> 12;
+	*x ^= *x << 25;
+	*x ^= *x >> 27;
+	return *x * 0x2545F4914F6CDD1Dull;
+}
+
+/*
+ * Steal up to half of a victim's queue; return the first stolen task to run now and put the rest
+ * in our own queue. The victim's lock is taken only when its queue looks non-empty and only with
+ * trylock, so spinning idle workers never make a busy worker wait, and it is released before our
+ * own lock is taken (two workers stealing from each other cannot deadlock).
+ */
+static struct jf_task *ws_balance(struct jf_policy *p, int worker, uint64_t now)
+{
+	struct pwq *s = pwq_of(p);
+	struct pwq_worker *me = &s->w[worker];
+	int start;
+
+	(void)now;
+	if (s->nworkers < 2)
+		return NULL;
+	start = (int)(next_rand(&me->rng) % (uint64_t)s->nworkers);
+	for (int i = 0; i < s->nworkers; i++) {
+		int v = (start + i) % s->nworkers;
+		struct taskq *vq = &s->w[v].q;
+		struct jf_task *first, *batch = NULL, *last = NULL;
+		uint32_t take;
+
+		if (v == worker || taskq_count(vq) == 0 || !jf_spin_trylock(&vq->lock))
+			continue;
+		first = taskq_pop_head_locked(vq);
+		take = first ? vq->count / 2 : 0;
+		while (take--) {
+			struct jf_task *t = taskq_pop_head_locked(vq);
+			taskq_link(t)->next = NULL;
+			if (last)
+				taskq_link(last)->next = t;
+			else
+				batch = t;
+			last = t;
+		}
+		jf_spin_unlock(&vq->lock);
+		if (!first)
+			continue;
+		if (batch) {
+			jf_spin_lock(&me->q.lock);
+			while (batch) {
+				struct jf_task *next = taskq_link(batch)->next;
+				taskq_push_tail_locked(&me->q, batch);
+				batch = next;
+			}
+			jf_spin_unlock(&me->q.lock);
+		}
+		return first;
+	}
+	return NULL;
+}
+
+/* Work for @worker: its own queue, or any queue it could steal from. */
+static bool ws_has_work(struct jf_policy *p, int worker)
+{
+	struct pwq *s = pwq_of(p);
+	for (int i = 0; i < s->nworkers; i++)
+		if (taskq_count(&s->w[(worker + i) % s->nworkers].q) != 0)
+			return true;
+	return false;
+}
+
+const struct jf_policy_ops jf_policy_ws = {
+	.name = "ws",
+	.summary = "per-worker FIFO queues with work stealing (c-FCFS approximation)",
+	.flags = 0,
+	.task_data_size = sizeof(struct taskq_link),
+	.init = pwq_init,
+	.destroy = pwq_destroy,
+	.enqueue = ws_enqueue,
+	.pick_next = pwq_pick_next,
+	.balance = ws_balance,
+	.has_work = ws_has_work,
+};

@@ -1,0 +1,100 @@
+/*
+ * cond.c - jf_cond_t: condition variables, with timed waits.
+ *
+ * Owns: the wait/signal protocol. A waiter queues itself under c->lock before releasing the mutex,
+ * so a signal sent after the mutex is released always finds it. A timed waiter also arms a timer;
+ * whichever of signal and timer takes it off the queue (under c->lock) wakes it, exactly once.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "waitq.h"
+
+void jf_cond_init(jf_cond_t *c)
+{
+	memset(c, 0, sizeof(*c));
+}
+
+struct cond_timeout {
+	jf_cond_t *c;
+	struct jf_thread *t;
+};
+
+static bool cond_timeout_fired(void *arg)
+{
+	struct cond_timeout *ct = arg;
+	bool removed;
+
+	jf_spin_lock(&ct->c->lock);
+	removed = waitq_remove(&ct->c->waiters, ct->t);
+	jf_spin_unlock(&ct->c->lock);
+	return removed;
+}
+
+static int cond_wait_common(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline, bool timed)
+{
+	struct jf_thread *cur = sync_current("jf_cond_wait");
+	struct cond_timeout ct = {c, cur};
+	bool timed_out = false;
+
+	if (m->owner != cur)
+		return -EPERM;
+	if (timed && jf_now_ns() >= deadline)
+		return -ETIMEDOUT;
+	jf_spin_lock(&c->lock);
+	waitq_push(&c->waiters, cur);
+	jf_mutex_unlock(m);
+	if (timed)
+		timed_out = jf_block_timeout(&c->lock, deadline, cond_timeout_fired, &ct);
+	else
+		jf_sched_block(&c->lock);
+	jf_mutex_lock(m);
+	return timed_out ? -ETIMEDOUT : 0;
+}
+
+int jf_cond_wait(jf_cond_t *c, jf_mutex_t *m)
+{
+	return cond_wait_common(c, m, 0, false);
+}
+
+int jf_cond_timedwait(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline_ns)
+{
+	return cond_wait_common(c, m, deadline_ns, true);
+}
+
+static void cond_wake(jf_cond_t *c, bool all)
+{
+	struct jf_thread *cur = sync_current("jf_cond_signal"), *t;
+	struct jf_thread *head = NULL, *tail = NULL;
+
+	if (!__atomic_load_n(&c->waiters.head, __ATOMIC_RELAXED))
+		return; /* no waiter was queued before the caller's (mutex-ordered) state change */
+	jf_spin_lock(&c->lock);
+	do {
+		t = waitq_pop(&c->waiters);
+		if (!t)
+			break;
+		if (tail)
+			tail->wq_next = t;
+		else
+			head = t;
+		tail = t;
+	} while (all);
+	jf_spin_unlock(&c->lock);
+	while (head) {
+		t = head;
+		head = t->wq_next;
+		t->wq_next = NULL;
+		jf_sched_make_runnable(cur->worker, t, JF_ENQ_WOKEN);
+	}
+}
+
+void jf_cond_signal(jf_cond_t *c)
+{
+	cond_wake(c, false);
+}
+
+void jf_cond_broadcast(jf_cond_t *c)
+{
+	cond_wake(c, true);
+}

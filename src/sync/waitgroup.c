@@ -1,0 +1,64 @@
+/*
+ * waitgroup.c - jf_waitgroup_t: wait until a counter of outstanding work reaches zero.
+ *
+ * Owns: the counter and its waiters, both under wg->lock (a waitgroup is not a hot path).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "waitq.h"
+
+void jf_waitgroup_init(jf_waitgroup_t *wg)
+{
+	memset(wg, 0, sizeof(*wg));
+}
+
+int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n)
+{
+	struct jf_thread *waiters;
+
+	jf_spin_lock(&wg->lock);
+	if (wg->count + n < 0) {
+		jf_spin_unlock(&wg->lock);
+		return -EINVAL;
+	}
+	wg->count += n;
+	waiters = NULL;
+	if (wg->count == 0) {
+		waiters = wg->waiters.head;
+		for (struct jf_thread *t = waiters; t; t = t->wq_next)
+			t->wq_queued = 0;
+		wg->waiters.head = wg->waiters.tail = NULL;
+	}
+	jf_spin_unlock(&wg->lock);
+	if (waiters) {
+		struct worker *w = jf_this_worker();
+		if (!w)
+			jf_die("jf_waitgroup_add() released waiters from outside the runtime");
+		while (waiters) {
+			struct jf_thread *t = waiters;
+			waiters = t->wq_next;
+			t->wq_next = NULL;
+			jf_sched_make_runnable(w, t, JF_ENQ_WOKEN);
+		}
+	}
+	return 0;
+}
+
+int jf_waitgroup_done(jf_waitgroup_t *wg)
+{
+	return jf_waitgroup_add(wg, -1);
+}
+
+void jf_waitgroup_wait(jf_waitgroup_t *wg)
+{
+	struct jf_thread *cur = sync_current("jf_waitgroup_wait");
+
+	jf_spin_lock(&wg->lock);
+	if (wg->count == 0) {
+		jf_spin_unlock(&wg->lock);
+		return;
+	}
+	waitq_push(&wg->waiters, cur);
+	jf_sched_block(&wg->lock);
+}

@@ -1,0 +1,69 @@
+/*
+ * waitq.h - FIFO wait queues of blocked uthreads, linked through jf_thread.wq_next.
+ *
+ * Owns: the queue operations every blocking primitive uses. The caller holds the spinlock that
+ * protects the queue; wq_queued tells a timeout callback whether the uthread is still queued.
+ */
+#ifndef JIFFY_WAITQ_H
+#define JIFFY_WAITQ_H
+
+#include <jiffy/sync.h>
+
+#include "../core/runtime.h"
+
+static inline void waitq_push(struct jf_waitq *q, struct jf_thread *t)
+{
+	t->wq_next = NULL;
+	t->wq_queued = 1;
+	if (q->tail)
+		q->tail->wq_next = t;
+	else
+		q->head = t;
+	q->tail = t;
+}
+
+static inline struct jf_thread *waitq_pop(struct jf_waitq *q)
+{
+	struct jf_thread *t = q->head;
+	if (!t)
+		return NULL;
+	q->head = t->wq_next;
+	if (!q->head)
+		q->tail = NULL;
+	t->wq_next = NULL;
+	t->wq_queued = 0;
+	return t;
+}
+
+/* Remove @t from anywhere in @q. Return: false if it was not queued. */
+static inline bool waitq_remove(struct jf_waitq *q, struct jf_thread *t)
+{
+	struct jf_thread *prev = NULL, *it;
+
+	if (!t->wq_queued)
+		return false;
+	for (it = q->head; it && it != t; it = it->wq_next)
+		prev = it;
+	if (!it)
+		return false;
+	if (prev)
+		prev->wq_next = t->wq_next;
+	else
+		q->head = t->wq_next;
+	if (q->tail == t)
+		q->tail = prev;
+	t->wq_next = NULL;
+	t->wq_queued = 0;
+	return true;
+}
+
+/* The calling uthread, or a clear death for API misuse outside the runtime. */
+static inline struct jf_thread *sync_current(const char *fn)
+{
+	struct jf_thread *cur = jf_current();
+	if (!cur)
+		jf_die("%s() called outside a uthread", fn);
+	return cur;
+}
+
+#endif /* JIFFY_WAITQ_H */
