@@ -1,0 +1,58 @@
+# Jiffy top-level commands. `make test` and `make demo` work from a clean clone on Debian 12:
+# they install what is missing (apt-get), build, and run.
+#   make test      build plain (-Werror) and ASan+UBSan, run the CTest suite on both,
+#                  and check that an installed Jiffy builds the README example via pkg-config
+#   make demo      run the example against an installed copy, then the benchmark table
+#   make bench     the full benchmark table (Jiffy vs Boost.Fiber, Go, pthreads)
+#   make install   PREFIX=/usr/local (default)
+JOBS    ?= $(shell nproc)
+PREFIX  ?= /usr/local
+BUILD   ?= build
+ASAN    ?= build-asan
+CMAKE   := cmake -G Ninja -DJIFFY_WERROR=ON
+
+.PHONY: all deps build build-asan test test-plain test-asan test-install demo bench install clean
+
+all: build
+
+deps:
+	@scripts/deps.sh build
+
+build: deps
+	@$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps
+	@$(CMAKE) -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DJIFFY_SANITIZE=address,undefined \
+		-DJIFFY_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(ASAN) -j $(JOBS)
+
+test-plain: build
+	@echo "== test suite (RelWithDebInfo) =="
+	@ctest --test-dir $(BUILD) --output-on-failure -j 2
+
+test-asan: build-asan
+	@echo "== test suite (AddressSanitizer + UndefinedBehaviorSanitizer) =="
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		ctest --test-dir $(ASAN) --output-on-failure -j 2
+
+test-install: build
+	@echo "== install + pkg-config + README example =="
+	@scripts/test-install.sh $(BUILD)
+
+test: test-plain test-asan test-install
+
+demo: build
+	@scripts/test-install.sh $(BUILD)
+	@scripts/deps.sh bench
+	@BENCH_QUICK=1 bench/run.sh $(BUILD)
+
+bench: build
+	@scripts/deps.sh bench
+	@bench/run.sh $(BUILD)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(ASAN)

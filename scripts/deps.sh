@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# deps.sh - install, with apt-get and only when missing, what a make target needs on Debian 12.
+# Usage: scripts/deps.sh build|bench
+set -euo pipefail
+
+need=()
+want_pkg() { # want_pkg <package> <command-or-file that proves it is present>
+	if [[ "$2" == /* ]]; then [[ -e "$2" ]] || need+=("$1")
+	else command -v "$2" >/dev/null 2>&1 || need+=("$1"); fi
+}
+
+want_pkg cmake cmake
+want_pkg ninja-build ninja
+want_pkg gcc gcc
+want_pkg g++ g++
+want_pkg make make
+want_pkg pkg-config pkg-config
+# The sanitizer runtimes come with gcc's libgcc-12-dev on Debian; check anyway.
+want_pkg libasan8 /usr/lib/x86_64-linux-gnu/libasan.so.8
+want_pkg libubsan1 /usr/lib/x86_64-linux-gnu/libubsan.so.1
+
+if [[ "${1:-build}" == bench ]]; then
+	want_pkg libboost-fiber-dev /usr/include/boost/fiber/all.hpp
+	want_pkg libboost-context-dev /usr/include/boost/context/fiber.hpp
+	if ! command -v go >/dev/null 2>&1 && [[ ! -x /usr/local/go/bin/go ]]; then
+		need+=(golang-go)
+	fi
+fi
+
+if ((${#need[@]})); then
+	echo "deps: installing ${need[*]}"
+	SUDO=""
+	[[ $(id -u) -eq 0 ]] || SUDO=sudo
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
