@@ -94,6 +94,9 @@ struct jf_policy_params {
  * @pick_next:   (required) remove and return the next task for @worker, or NULL if it has none.
  *               Called after enqueue(YIELDED) of the running task too: returning it again means
  *               "keep running it".
+ * @enqueue_pick: (optional) enqueue(@t, @reason) then pick_next(@worker) as one step, storing
+ *               enqueue's return value in *@target. Lets a policy take its queue lock once on
+ *               the yield path; without it the runtime calls the two ops.
  * @blocked:     (optional) the task running on @worker stops being runnable (it blocks).
  * @balance:     (optional) @worker is idle: take a task from elsewhere (work stealing) and return
  *               it, or NULL. Called repeatedly while the worker spins, so make failure cheap.
@@ -119,6 +122,8 @@ struct jf_policy_ops {
 	int (*enqueue)(struct jf_policy *p, int worker, struct jf_task *t,
 		       enum jf_enqueue_reason reason, uint64_t now);
 	struct jf_task *(*pick_next)(struct jf_policy *p, int worker, uint64_t now);
+	struct jf_task *(*enqueue_pick)(struct jf_policy *p, int worker, struct jf_task *t,
+					enum jf_enqueue_reason reason, uint64_t now, int *target);
 	void (*blocked)(struct jf_policy *p, int worker, struct jf_task *t, uint64_t now);
 	struct jf_task *(*balance)(struct jf_policy *p, int worker, uint64_t now);
 	bool (*has_work)(struct jf_policy *p, int worker);

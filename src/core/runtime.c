@@ -30,6 +30,7 @@ void jf_finish_switch(struct worker *w);
 struct jf_thread *jf_sched_pick(struct worker *w);
 void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next);
 void jf_worker_kick(struct worker *self, struct worker *k);
+void jf_errno_setup(bool first);
 int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn fn, void *arg,
 		     struct jf_thread **out);
 
@@ -187,6 +188,7 @@ static void *worker_main(void *arg)
 	pthread_attr_t attr;
 
 	jf_set_this_worker(w);
+	jf_errno_setup(false);
 	if (rt->cfg.pin_workers)
 		pin_worker(w->id);
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -314,6 +316,7 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 		goto out_inactive;
 	}
 	jf_clock_init();
+	jf_errno_setup(true);
 
 	rc = runtime_create(&cfg, &rt);
 	if (rc)

@@ -149,7 +149,10 @@ static inline struct jf_thread *jf_current(void)
 }
 
 /* The time to hand to policy ops: real for policies that asked, 0 otherwise. */
-uint64_t jf_policy_now(void);
+static inline uint64_t jf_policy_now(void)
+{
+	return (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME) ? jf_now_ns() : 0;
+}
 
 /* --- scheduling (thread.c) ----------------------------------------------------------------- */
 

@@ -43,16 +43,44 @@ void jf_set_this_worker(struct worker *w)
 	jf_tls_worker = w;
 }
 
-/* errno's address is per kernel thread and __errno_location() is declared const: keep the
- * compiler from reusing an address computed on another worker. */
-__attribute__((noipa)) static int *errno_slot(void)
+/*
+ * errno lives in glibc's static TLS, at the same offset from the thread pointer on every thread.
+ * Reading it as %fs:0 + offset is cheap (__errno_location() is a PLT call) and, being asm
+ * volatile, can never be reused across a switch to another kernel thread (__errno_location() is
+ * declared const, so the compiler may reuse its result). jf_errno_setup() measures the offset
+ * on each worker and falls back to the call if it ever differs.
+ */
+static intptr_t errno_tp_offset;
+static int errno_offset_ok;
+
+static inline char *thread_pointer(void)
+{
+	char *tp;
+	__asm__ volatile("movq %%fs:0, %0" : "=r"(tp));
+	return tp;
+}
+
+__attribute__((noipa)) static int *errno_slot_slow(void)
 {
 	return &errno;
 }
 
-uint64_t jf_policy_now(void)
+static inline int *errno_slot(void)
 {
-	return (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME) ? jf_now_ns() : 0;
+	if (JF_LIKELY(errno_offset_ok))
+		return (int *)(void *)(thread_pointer() + errno_tp_offset);
+	return errno_slot_slow();
+}
+
+void jf_errno_setup(bool first)
+{
+	intptr_t off = (char *)errno_slot_slow() - thread_pointer();
+	if (first) {
+		errno_tp_offset = off;
+		__atomic_store_n(&errno_offset_ok, 1, __ATOMIC_RELAXED);
+	} else if (off != errno_tp_offset) {
+		__atomic_store_n(&errno_offset_ok, 0, __ATOMIC_RELAXED);
+	}
 }
 
 /* --- sanitizer fiber annotations ------------------------------------------------------------ */
@@ -111,14 +139,40 @@ static inline void prepare_run(struct worker *w, struct jf_thread *next)
 	STAT_INC(w, switches);
 }
 
-/* What @w runs next: its policy queue first, then (if allowed) stolen work. */
-static inline struct jf_thread *pick_next(struct worker *w)
+static inline void run_due_timers(struct worker *w)
+{
+	uint64_t next = jf_timers_next(w);
+	if (JF_UNLIKELY(next != UINT64_MAX) && jf_now_ns() >= next)
+		STAT_ADD(w, timers, jf_timers_run(w, jf_now_ns()));
+}
+
+static inline void after_enqueue(struct worker *w, int target, enum jf_enqueue_reason reason);
+
+/*
+ * What @w runs next. If @enq is not NULL it is made runnable for @reason first, in the same
+ * policy step when the policy offers enqueue_pick (one queue lock on the yield path). Falls back
+ * to stealing when the policy allows it.
+ */
+static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *enq,
+					  enum jf_enqueue_reason reason)
 {
 	struct runtime *rt = jf_rt;
 	struct jf_policy *p = &rt->policy;
 	uint64_t now = jf_policy_now();
-	struct jf_task *t = p->ops->pick_next(p, w->id, now);
+	struct jf_task *t;
 
+	run_due_timers(w);
+	if (!enq) {
+		t = p->ops->pick_next(p, w->id, now);
+	} else if (p->ops->enqueue_pick) {
+		int target;
+		enq->task.runnable_ns = now;
+		t = p->ops->enqueue_pick(p, w->id, &enq->task, reason, now, &target);
+		after_enqueue(w, target, reason);
+	} else {
+		jf_sched_make_runnable(w, enq, reason);
+		t = p->ops->pick_next(p, w->id, now);
+	}
 	if (!t && rt->can_steal) {
 		t = p->ops->balance(p, w->id, now);
 		if (t)
@@ -127,17 +181,9 @@ static inline struct jf_thread *pick_next(struct worker *w)
 	return t ? jf_thread_of_task(t) : NULL;
 }
 
-static inline void run_due_timers(struct worker *w)
-{
-	uint64_t next = jf_timers_next(w);
-	if (JF_UNLIKELY(next != UINT64_MAX) && jf_now_ns() >= next)
-		STAT_ADD(w, timers, jf_timers_run(w, jf_now_ns()));
-}
-
 struct jf_thread *jf_sched_pick(struct worker *w)
 {
-	run_due_timers(w);
-	return pick_next(w);
+	return pick_next(w, NULL, JF_ENQ_NEW);
 }
 
 /* Called by the scheduler loop: run @next until @w's loop is needed again. */
@@ -151,11 +197,12 @@ void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next)
 }
 
 /*
- * The running uthread @cur gives up its worker; the caller has already enqueued it (yield),
- * parked it somewhere (block) or not (it is being discarded at shutdown). Returns when @cur runs
- * again, possibly on another worker.
+ * The running uthread @cur gives up its worker: made runnable again for @reason if @enq == cur
+ * (yield), or left wherever the caller put it (block: in a wait queue, under a timer). Returns
+ * when @cur runs again, possibly on another worker.
  */
-static void uthread_reschedule(struct jf_thread *cur)
+static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
+			       enum jf_enqueue_reason reason)
 {
 	struct worker *w = cur->worker;
 	struct jf_thread *next;
@@ -163,9 +210,9 @@ static void uthread_reschedule(struct jf_thread *cur)
 
 	cur->saved_errno = *errno_slot();
 	if (JF_UNLIKELY(atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed)))
-		next = NULL;
+		next = NULL; /* shutting down: whatever was runnable is discarded */
 	else
-		next = jf_sched_pick(w);
+		next = pick_next(w, enq, reason);
 
 	if (next == cur) { /* woken or re-picked before it left: keep running */
 		w->cur = cur;
@@ -185,14 +232,14 @@ static void uthread_reschedule(struct jf_thread *cur)
 	*errno_slot() = cur->saved_errno;
 }
 
-/* The exiting uthread @cur leaves its worker for good. */
-__attribute__((noreturn)) static void exit_switch(struct jf_thread *cur)
+/* The exiting uthread @cur leaves its worker for good, making its @joiner (if any) runnable. */
+__attribute__((noreturn)) static void exit_switch(struct jf_thread *cur, struct jf_thread *joiner)
 {
 	struct worker *w = cur->worker;
 	struct jf_thread *next = NULL;
 
 	if (!atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
-		next = jf_sched_pick(w);
+		next = pick_next(w, joiner, JF_ENQ_WOKEN);
 	if (next) {
 		prepare_run(w, next);
 		asan_enter_thread(NULL, next);
@@ -235,15 +282,11 @@ static void kick_one_parked(struct worker *self)
 	}
 }
 
-void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enqueue_reason reason)
+/* @target's queue received a task for @reason: wake whoever should run or steal it. */
+static inline void after_enqueue(struct worker *w, int target, enum jf_enqueue_reason reason)
 {
 	struct runtime *rt = jf_rt;
-	struct jf_policy *p = &rt->policy;
-	uint64_t now = jf_policy_now();
-	int target;
 
-	t->task.runnable_ns = now;
-	target = p->ops->enqueue(p, w->id, &t->task, reason, now);
 	if (reason == JF_ENQ_WOKEN)
 		STAT_INC(w, wakeups);
 	if (rt->nworkers == 1 || (target == w->id && (reason == JF_ENQ_YIELDED || !rt->can_steal)))
@@ -259,6 +302,15 @@ void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enque
 		kick_one_parked(w);
 }
 
+void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enqueue_reason reason)
+{
+	struct jf_policy *p = &jf_rt->policy;
+	uint64_t now = jf_policy_now();
+
+	t->task.runnable_ns = now;
+	after_enqueue(w, p->ops->enqueue(p, w->id, &t->task, reason, now), reason);
+}
+
 void jf_sched_block(uint32_t *unlock)
 {
 	struct jf_thread *cur = jf_current();
@@ -270,7 +322,7 @@ void jf_sched_block(uint32_t *unlock)
 	STAT_INC(w, blocks);
 	if (unlock)
 		jf_spin_unlock(unlock);
-	uthread_reschedule(cur);
+	uthread_reschedule(cur, NULL, JF_ENQ_WOKEN);
 }
 
 void jf_sched_wake(struct jf_thread *t)
@@ -395,8 +447,7 @@ void jf_yield(void)
 	if (!p->ops->has_work(p, w->id) && jf_timers_next(w) == UINT64_MAX &&
 	    !atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
 		return;
-	jf_sched_make_runnable(w, cur, JF_ENQ_YIELDED);
-	uthread_reschedule(cur);
+	uthread_reschedule(cur, cur, JF_ENQ_YIELDED);
 }
 
 void jf_runtime_stop(void *main_retval); /* runtime.c */
@@ -421,11 +472,9 @@ static void uthread_exit(struct jf_thread *cur, void *retval)
 	detached = cur->detached;
 	jf_spin_unlock(&cur->jlock);
 
-	if (joiner)
-		jf_sched_make_runnable(w, joiner, JF_ENQ_WOKEN);
 	if (detached)
 		w->reap = cur; /* freed by whichever context runs next on this worker */
-	exit_switch(cur);
+	exit_switch(cur, joiner);
 }
 
 _Noreturn void jf_exit(void *retval)

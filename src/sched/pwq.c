@@ -45,3 +45,19 @@ bool pwq_has_local_work(struct jf_policy *p, int worker)
 {
 	return taskq_count(&pwq_of(p)->w[worker].q) != 0;
 }
+
+struct jf_task *pwq_push_pop(struct pwq *s, int worker, int target, struct jf_task *t)
+{
+	struct taskq *q = &s->w[worker].q;
+	struct jf_task *next;
+
+	if (target != worker) {
+		taskq_push_tail(&s->w[target].q, t);
+		return taskq_pop_head(q);
+	}
+	jf_spin_lock(&q->lock);
+	taskq_push_tail_locked(q, t);
+	next = taskq_pop_head_locked(q);
+	jf_spin_unlock(&q->lock);
+	return next;
+}

@@ -30,6 +30,8 @@ int pwq_init(struct jf_policy *p, const struct jf_policy_params *params);
 void pwq_destroy(struct jf_policy *p);
 struct jf_task *pwq_pick_next(struct jf_policy *p, int worker, uint64_t now);
 bool pwq_has_local_work(struct jf_policy *p, int worker);
+/* Push @t on @target's queue and pop @worker's head; one lock round trip when they are equal. */
+struct jf_task *pwq_push_pop(struct pwq *s, int worker, int target, struct jf_task *t);
 
 /* The worker a task names in its attributes, or -1. */
 static inline int pwq_hinted_worker(const struct pwq *s, const struct jf_task *t)

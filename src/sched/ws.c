@@ -10,17 +10,31 @@
  */
 #include "pwq.h"
 
+static int ws_target(struct pwq *s, int worker, const struct jf_task *t)
+{
+	int target = pwq_hinted_worker(s, t);
+	return target >= 0 ? target : worker;
+}
+
 static int ws_enqueue(struct jf_policy *p, int worker, struct jf_task *t,
 		      enum jf_enqueue_reason reason, uint64_t now)
 {
 	struct pwq *s = pwq_of(p);
-	int target = pwq_hinted_worker(s, t);
+	int target = ws_target(s, worker, t);
 
 	(void)reason, (void)now;
-	if (target < 0)
-		target = worker;
 	taskq_push_tail(&s->w[target].q, t);
 	return target;
+}
+
+static struct jf_task *ws_enqueue_pick(struct jf_policy *p, int worker, struct jf_task *t,
+				       enum jf_enqueue_reason reason, uint64_t now, int *target)
+{
+	struct pwq *s = pwq_of(p);
+
+	(void)reason, (void)now;
+	*target = ws_target(s, worker, t);
+	return pwq_push_pop(s, worker, *target, t);
 }
 
 static uint64_t next_rand(uint64_t *x)
@@ -48,8 +62,7 @@ static struct jf_task *ws_balance(struct jf_policy *p, int worker, uint64_t now)
 	if (s->nworkers < 2)
 		return NULL;
 	start = (int)(next_rand(&me->rng) % (uint64_t)s->nworkers);
-	for (int i = 0; i < s->nworkers; i++) {
-		int v = (start + i) % s->nworkers;
+	for (int i = 0, v = start; i < s->nworkers; i++, v = v + 1 == s->nworkers ? 0 : v + 1) {
 		struct taskq *vq = &s->w[v].q;
 		struct jf_task *first, *batch = NULL, *last = NULL;
 		uint32_t take;
@@ -88,8 +101,11 @@ static struct jf_task *ws_balance(struct jf_policy *p, int worker, uint64_t now)
 static bool ws_has_work(struct jf_policy *p, int worker)
 {
 	struct pwq *s = pwq_of(p);
-	for (int i = 0; i < s->nworkers; i++)
-		if (taskq_count(&s->w[(worker + i) % s->nworkers].q) != 0)
+
+	if (taskq_count(&s->w[worker].q) != 0)
+		return true;
+	for (int i = 0; i < s->nworkers; i++) /* no modulo: an idiv costs more than this loop */
+		if (taskq_count(&s->w[i].q) != 0)
 			return true;
 	return false;
 }
@@ -103,6 +119,7 @@ const struct jf_policy_ops jf_policy_ws = {
 	.destroy = pwq_destroy,
 	.enqueue = ws_enqueue,
 	.pick_next = pwq_pick_next,
+	.enqueue_pick = ws_enqueue_pick,
 	.balance = ws_balance,
 	.has_work = ws_has_work,
 };
