@@ -10,10 +10,19 @@
  * and signal masks then belong to another thread. Jiffy saves errno, MXCSR and the x87 control
  * word per uthread; it saves nothing else. Never hold a pthread mutex across a scheduling point,
  * and never block a worker in the kernel for long (it stops every uthread queued behind it).
+ *
+ * errno: compilers may compute the address of a thread-local variable once and reuse it across
+ * calls (glibc declares __errno_location() const; GCC bug 26461), so after a uthread migrates
+ * its code could read the errno of the kernel thread it left. This header therefore redefines
+ * `errno`, in every file that includes it, as a read of the current thread pointer that cannot be
+ * cached (as cheap as glibc's). Files that do not include <jiffy/jiffy.h> must not keep errno
+ * across a Jiffy call; read it right after the call that set it. Define JIFFY_NO_ERRNO_MACRO
+ * before including to keep glibc's definition.
  */
 #ifndef JIFFY_THREAD_H
 #define JIFFY_THREAD_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +30,26 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* Private, for the errno macro below: glibc's static-TLS offset of errno, checked per worker. */
+extern long jf__errno_tp_offset;
+extern int jf__errno_tp_ok;
+int *jf__errno_location_slow(void);
+
+/** jf_errno_location() - address of errno on the kernel thread running the caller right now. */
+static inline int *jf_errno_location(void)
+{
+	char *tp;
+	if (__builtin_expect(!jf__errno_tp_ok, 0))
+		return jf__errno_location_slow();
+	__asm__ volatile("movq %%fs:0, %0" : "=r"(tp));
+	return (int *)(void *)(tp + jf__errno_tp_offset);
+}
+
+#ifndef JIFFY_NO_ERRNO_MACRO
+#undef errno
+#define errno (*jf_errno_location())
 #endif
 
 /** Opaque handle of a uthread; valid until it has been joined, or until it exits if detached. */

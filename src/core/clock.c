@@ -3,7 +3,7 @@
  *
  * Owns: choosing the clock source and calibrating it. With an invariant TSC (CPUID
  * 0x80000007:EDX[8], "constant_tsc nonstop_tsc" in /proc/cpuinfo) the TSC is read with rdtsc and
- * scaled to nanoseconds on the CLOCK_MONOTONIC time base, calibrated against CLOCK_MONOTONIC at
+ * (ordered by lfence, as the kernel's vDSO does) scaled to nanoseconds on the CLOCK_MONOTONIC time base, calibrated against CLOCK_MONOTONIC at
  * first use; otherwise CLOCK_MONOTONIC is read directly. JIFFY_CLOCK=monotonic forces the latter.
  * Never the wall clock, never an assumed frequency.
  */
@@ -86,8 +86,14 @@ uint64_t jf_now_ns(void)
 	if (JF_UNLIKELY(!__atomic_load_n(&clk.ready, __ATOMIC_ACQUIRE)))
 		jf_clock_init();
 	if (JF_LIKELY(clk.use_tsc)) {
-		/* Signed: another CPU's TSC may read a hair below tsc0 right after calibration. */
-		int64_t d = (int64_t)(__rdtsc() - clk.tsc0);
+		/*
+		 * lfence first: a bare rdtsc may execute before earlier loads complete, and then a
+		 * time read after observing another thread's timestamp can be ~2 us older than it
+		 * (measured across vCPUs here). Signed: another CPU's TSC may read a hair below tsc0.
+		 */
+		int64_t d;
+		_mm_lfence();
+		d = (int64_t)(__rdtsc() - clk.tsc0);
 		return clk.ns0 + (uint64_t)(((__int128)d * (__int128)clk.mult) >> 32);
 	}
 	return mono_ns();

@@ -240,8 +240,7 @@ int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen)
 				if (i + 1 < sizeof(env_vars) / sizeof(env_vars[0]))
 					strncat(names, ", ", sizeof(names) - strlen(names) - 1);
 			}
-			return fail(err, errlen, "%.*s: unknown variable; known: %s", (int)len, *ep,
-				    names);
+			return fail(err, errlen, "%s: unknown variable; known: %s", *ep, names);
 		}
 	}
 	*cfg = tmp;
@@ -250,11 +249,11 @@ int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen)
 
 void jf_config_print(const struct jf_config *cfg, FILE *out)
 {
-	fprintf(out, "workers     = %u\n", cfg->workers);
+	fprintf(out, "workers = %u\n", cfg->workers);
 	fprintf(out, "pin_workers = %d\n", cfg->pin_workers);
-	fprintf(out, "policy      = %s\n", cfg->policy);
-	fprintf(out, "stack_size  = %zu\n", cfg->stack_size);
+	fprintf(out, "policy = %s\n", cfg->policy);
+	fprintf(out, "stack_size = %zu\n", cfg->stack_size);
 	fprintf(out, "stack_cache = %u\n", cfg->stack_cache);
-	fprintf(out, "spin_us     = %" PRIu64 "\n", cfg->spin_ns / 1000u);
-	fprintf(out, "clock       = %s (%" PRIu64 " Hz)\n", jf_clock_source(), jf_tsc_hz());
+	fprintf(out, "spin_us = %" PRIu64 "\n", cfg->spin_ns / 1000u);
+	fprintf(out, "clock = %s (%" PRIu64 " Hz)\n", jf_clock_source(), jf_tsc_hz());
 }

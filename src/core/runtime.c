@@ -30,7 +30,7 @@ void jf_finish_switch(struct worker *w);
 struct jf_thread *jf_sched_pick(struct worker *w);
 void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next);
 void jf_worker_kick(struct worker *self, struct worker *k);
-void jf_errno_setup(bool first);
+void jf_errno_check(void);
 int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn fn, void *arg,
 		     struct jf_thread **out);
 
@@ -188,7 +188,7 @@ static void *worker_main(void *arg)
 	pthread_attr_t attr;
 
 	jf_set_this_worker(w);
-	jf_errno_setup(false);
+	jf_errno_check();
 	if (rt->cfg.pin_workers)
 		pin_worker(w->id);
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -316,7 +316,6 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 		goto out_inactive;
 	}
 	jf_clock_init();
-	jf_errno_setup(true);
 
 	rc = runtime_create(&cfg, &rt);
 	if (rc)

@@ -44,14 +44,15 @@ void jf_set_this_worker(struct worker *w)
 }
 
 /*
- * errno lives in glibc's static TLS, at the same offset from the thread pointer on every thread.
- * Reading it as %fs:0 + offset is cheap (__errno_location() is a PLT call) and, being asm
- * volatile, can never be reused across a switch to another kernel thread (__errno_location() is
- * declared const, so the compiler may reuse its result). jf_errno_setup() measures the offset
- * on each worker and falls back to the call if it ever differs.
+ * errno lives in glibc's static TLS, at the same offset from the thread pointer (%fs:0) on
+ * every thread. Reading it as thread pointer + offset is cheap (__errno_location() is a PLT call)
+ * and, being asm volatile, is never reused across a switch to another kernel thread, which
+ * __errno_location()'s result may be (it is declared const). The offset is measured at load
+ * time and checked on every worker; if a thread ever disagrees, everything falls back to a call
+ * the compiler cannot cache. <jiffy/thread.h> uses the same variables for its errno macro.
  */
-static intptr_t errno_tp_offset;
-static int errno_offset_ok;
+long jf__errno_tp_offset;
+int jf__errno_tp_ok;
 
 static inline char *thread_pointer(void)
 {
@@ -60,26 +61,28 @@ static inline char *thread_pointer(void)
 	return tp;
 }
 
-__attribute__((noipa)) static int *errno_slot_slow(void)
+/* glibc's errno.h is shadowed by <jiffy/thread.h>; ask glibc directly. */
+__attribute__((noipa)) int *jf__errno_location_slow(void)
 {
-	return &errno;
+	return __errno_location();
 }
 
 static inline int *errno_slot(void)
 {
-	if (JF_LIKELY(errno_offset_ok))
-		return (int *)(void *)(thread_pointer() + errno_tp_offset);
-	return errno_slot_slow();
+	return jf_errno_location();
 }
 
-void jf_errno_setup(bool first)
+__attribute__((constructor)) static void errno_offset_init(void)
 {
-	intptr_t off = (char *)errno_slot_slow() - thread_pointer();
-	if (first) {
-		errno_tp_offset = off;
-		__atomic_store_n(&errno_offset_ok, 1, __ATOMIC_RELAXED);
-	} else if (off != errno_tp_offset) {
-		__atomic_store_n(&errno_offset_ok, 0, __ATOMIC_RELAXED);
+	jf__errno_tp_offset = (long)((char *)jf__errno_location_slow() - thread_pointer());
+	__atomic_store_n(&jf__errno_tp_ok, 1, __ATOMIC_RELAXED);
+}
+
+void jf_errno_check(void)
+{
+	if ((long)((char *)jf__errno_location_slow() - thread_pointer()) != jf__errno_tp_offset) {
+		__atomic_store_n(&jf__errno_tp_ok, 0, __ATOMIC_RELAXED);
+		jf_warn("errno is not at the same TLS offset on every thread; using the slow path");
 	}
 }
 
@@ -346,7 +349,7 @@ static void uthread_entry(void *arg)
 
 	asan_entered(NULL);
 	jf_finish_switch(t->worker);
-	*errno_slot() = 0;
+	errno = 0;
 	uthread_exit(t, t->fn(t->arg));
 }
 
