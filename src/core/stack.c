@@ -19,6 +19,10 @@
 
 #include "runtime.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 /* Big enough that a large frame (a 16 KiB local buffer) still lands in it rather than beyond. */
 #define GUARD_SIZE (64u * 1024u)
 
@@ -39,6 +43,20 @@ static size_t map_size_for(size_t stack_size)
 {
 	size_t ps = page_size();
 	return GUARD_SIZE + ((stack_size + ps - 1) & ~(ps - 1));
+}
+
+/*
+ * Under AddressSanitizer: frames that never returned (an exited or discarded uthread's) leave
+ * redzones poisoned in the shadow memory, and munmap does not clear it; a stack reused from the
+ * cache, or a new mapping at a recycled address, must start clean.
+ */
+static void asan_forget_frames(char *base, size_t size)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	__asan_unpoison_memory_region(base + GUARD_SIZE, size - GUARD_SIZE);
+#else
+	(void)base, (void)size;
+#endif
 }
 
 void *jf_stack_top(struct jf_thread *t)
@@ -78,8 +96,11 @@ struct jf_thread *jf_stack_alloc(struct worker *w, size_t stack_size)
 	struct jf_thread *t;
 	char *base;
 
-	if (map_size == map_size_for(rt->cfg.stack_size) && w->nr_cached > 0)
-		return w->stack_cache[--w->nr_cached];
+	if (map_size == map_size_for(rt->cfg.stack_size) && w->nr_cached > 0) {
+		t = w->stack_cache[--w->nr_cached];
+		asan_forget_frames(t->map_base, t->map_size);
+		return t;
+	}
 
 	base = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
@@ -89,6 +110,7 @@ struct jf_thread *jf_stack_alloc(struct worker *w, size_t stack_size)
 		munmap(base, map_size);
 		return NULL;
 	}
+	asan_forget_frames(base, map_size);
 	t = (struct jf_thread *)(void *)(base + map_size - thread_struct_size());
 	t->map_base = base;
 	t->map_size = map_size;
