@@ -111,7 +111,7 @@ static void worker_park(struct runtime *rt, struct worker *w)
 
 	__atomic_store_n(&w->park_state, WK_PARKED, __ATOMIC_SEQ_CST);
 	atomic_fetch_add(&rt->nr_parked, 1);
-	atomic_thread_fence(memory_order_seq_cst);
+	jf_smp_mb();
 	deadline = earliest_timer(rt);
 	now = jf_now_ns();
 	if (!stopping(rt) && !has_work(rt, w) && deadline > now) {
@@ -188,6 +188,7 @@ static void *worker_main(void *arg)
 	pthread_attr_t attr;
 
 	jf_set_this_worker(w);
+	jf_tsan_worker_started(w);
 	jf_errno_check();
 	if (rt->cfg.pin_workers)
 		pin_worker(w->id);

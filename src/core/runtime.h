@@ -66,6 +66,7 @@ struct jf_thread {
 	struct jf_thread *reg_prev, *reg_next; /* every mapped stack, for shutdown */
 
 	void *asan_fake_stack;
+	void *tsan_fiber; /* ThreadSanitizer's fiber for this uthread (NULL otherwise) */
 	char name[JF_THREAD_NAME_MAX];
 };
 
@@ -108,6 +109,7 @@ struct worker {
 
 	void *altstack;
 	size_t altstack_size;
+	void *tsan_fiber;       /* the scheduler loop's fiber under ThreadSanitizer */
 	void *pthread_stack_lo; /* for sanitizer fiber annotations */
 	size_t pthread_stack_size;
 
@@ -170,11 +172,25 @@ void jf_sched_block(uint32_t *unlock);
 /* Wake @t, blocked, from the current context (a uthread, or a worker's timer code). */
 void jf_sched_wake(struct jf_thread *t);
 
-/* Wait until @t's context has been saved (its last switch-out completed). */
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define jf_tsan_acquire(p) __tsan_acquire(p)
+#define jf_tsan_release(p) __tsan_release(p)
+#else
+#define jf_tsan_acquire(p) ((void)(p))
+#define jf_tsan_release(p) ((void)(p))
+#endif
+
+/*
+ * Wait until @t's context has been saved (its last switch-out completed). The release that
+ * pairs with this acquire is the store in switch.S, which ThreadSanitizer cannot see: the
+ * switching side announces it with jf_tsan_release(&t->on_cpu) just before switching.
+ */
 static inline void jf_wait_off_cpu(struct jf_thread *t)
 {
 	while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
 		jf_cpu_relax();
+	jf_tsan_acquire(&t->on_cpu);
 }
 
 static inline struct jf_thread *jf_thread_of_task(struct jf_task *task)
@@ -233,6 +249,9 @@ bool jf_block_timeout(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)
 /* --- misc ---------------------------------------------------------------------------------- */
 
 void jf_clock_init(void);
+void jf_tsan_thread_created(struct jf_thread *t);
+void jf_tsan_thread_freed(struct jf_thread *t);
+void jf_tsan_worker_started(struct worker *w);
 void jf_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void jf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int jf_policy_registry_lookup(const char *name, const struct jf_policy_ops **ops, char *err,

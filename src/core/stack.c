@@ -113,6 +113,7 @@ struct jf_thread *jf_stack_alloc(struct worker *w, size_t stack_size)
 	asan_forget_frames(base, map_size);
 	t = (struct jf_thread *)(void *)(base + map_size - thread_struct_size());
 	t->map_base = base;
+	t->tsan_fiber = NULL;
 	t->map_size = map_size;
 	t->guard_size = GUARD_SIZE;
 	registry_add(t);
@@ -123,6 +124,7 @@ void jf_stack_free(struct worker *w, struct jf_thread *t)
 {
 	struct runtime *rt = jf_rt;
 
+	jf_tsan_thread_freed(t);
 	if (t->map_size == map_size_for(rt->cfg.stack_size) && w->nr_cached < rt->cfg.stack_cache) {
 		w->stack_cache[w->nr_cached++] = t;
 		return;
@@ -138,6 +140,7 @@ void jf_stack_free_all(void)
 
 	for (; t; t = next) {
 		next = t->reg_next;
+		jf_tsan_thread_freed(t);
 		munmap(t->map_base, t->map_size);
 	}
 	rt->reg_head = NULL;

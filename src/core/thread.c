@@ -22,6 +22,12 @@
 #else
 #define JF_ASAN 0
 #endif
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define JF_TSAN 1
+#else
+#define JF_TSAN 0
+#endif
 
 __thread struct worker *jf_tls_worker __attribute__((tls_model("initial-exec")));
 
@@ -117,6 +123,47 @@ static inline void asan_enter_sched(void **fake_save, struct worker *w)
 	asan_enter(fake_save, w->pthread_stack_lo, w->pthread_stack_size);
 }
 
+/*
+ * ThreadSanitizer: every uthread is a TSan fiber, and so is each worker's scheduler loop. A
+ * switch synchronizes the two contexts (it is a handoff), which is what the runtime guarantees.
+ */
+void jf_tsan_thread_created(struct jf_thread *t)
+{
+#if JF_TSAN
+	t->tsan_fiber = __tsan_create_fiber(0);
+	__tsan_set_fiber_name(t->tsan_fiber, t->name[0] ? t->name : "uthread");
+#else
+	t->tsan_fiber = NULL;
+#endif
+}
+
+void jf_tsan_thread_freed(struct jf_thread *t)
+{
+#if JF_TSAN
+	if (t->tsan_fiber)
+		__tsan_destroy_fiber(t->tsan_fiber);
+#endif
+	t->tsan_fiber = NULL;
+}
+
+void jf_tsan_worker_started(struct worker *w)
+{
+#if JF_TSAN
+	w->tsan_fiber = __tsan_get_current_fiber();
+#else
+	w->tsan_fiber = NULL;
+#endif
+}
+
+static inline void tsan_enter(void *fiber)
+{
+#if JF_TSAN
+	__tsan_switch_to_fiber(fiber, 0);
+#else
+	(void)fiber;
+#endif
+}
+
 /* --- the switch path ------------------------------------------------------------------------ */
 
 /* Runs first in every context that resumes after a switch, on the worker it resumed on. */
@@ -195,6 +242,7 @@ void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next)
 	void *fake = NULL;
 	prepare_run(w, next);
 	asan_enter_thread(&fake, next);
+	tsan_enter(next->tsan_fiber);
 	jf_ctx_switch(&w->sched_ctx, &next->ctx, &w->sched_on_cpu);
 	asan_entered(fake);
 }
@@ -224,10 +272,14 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 	if (next) {
 		prepare_run(w, next);
 		asan_enter_thread(&fake, next);
+		jf_tsan_release(&cur->on_cpu);
+		tsan_enter(next->tsan_fiber);
 		jf_ctx_switch(&cur->ctx, &next->ctx, &cur->on_cpu);
 	} else {
 		w->cur = NULL;
 		asan_enter_sched(&fake, w);
+		jf_tsan_release(&cur->on_cpu);
+		tsan_enter(w->tsan_fiber);
 		jf_ctx_switch(&cur->ctx, &w->sched_ctx, &cur->on_cpu);
 	}
 	asan_entered(fake);
@@ -246,10 +298,14 @@ __attribute__((noreturn)) static void exit_switch(struct jf_thread *cur, struct 
 	if (next) {
 		prepare_run(w, next);
 		asan_enter_thread(NULL, next);
+		jf_tsan_release(&cur->on_cpu);
+		tsan_enter(next->tsan_fiber);
 		jf_ctx_switch(&cur->ctx, &next->ctx, &cur->on_cpu);
 	} else {
 		w->cur = NULL;
 		asan_enter_sched(NULL, w);
+		jf_tsan_release(&cur->on_cpu);
+		tsan_enter(w->tsan_fiber);
 		jf_ctx_switch(&cur->ctx, &w->sched_ctx, &cur->on_cpu);
 	}
 	__builtin_unreachable();
@@ -295,7 +351,7 @@ static inline void after_enqueue(struct worker *w, int target, enum jf_enqueue_r
 	if (rt->nworkers == 1 || (target == w->id && (reason == JF_ENQ_YIELDED || !rt->can_steal)))
 		return;
 	/* Pairs with the fence in worker_park(): either it sees our enqueue or we see it parked. */
-	atomic_thread_fence(memory_order_seq_cst);
+	jf_smp_mb();
 	if (target >= 0 && target != w->id) {
 		jf_worker_kick(w, &rt->workers[target]);
 		return;
@@ -399,6 +455,7 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 		strncpy(t->name, attr->name, sizeof(t->name) - 1);
 		t->name[sizeof(t->name) - 1] = '\0';
 	}
+	jf_tsan_thread_created(t);
 
 	memset(&t->task, 0, sizeof(t->task));
 	t->task.id = alloc_id(w);

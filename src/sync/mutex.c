@@ -53,7 +53,6 @@ void jf_mutex_lock(jf_mutex_t *m)
 	waitq_push(&m->waiters, cur);
 	jf_sched_block(&m->lock);
 	/* Handed over by jf_mutex_unlock(): we own it, and m->owner was set for us. */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 }
 
 int jf_mutex_trylock(jf_mutex_t *m)

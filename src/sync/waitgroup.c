@@ -28,7 +28,8 @@ int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n)
 		waiters = wg->waiters.head;
 		for (struct jf_thread *t = waiters; t; t = t->wq_next)
 			t->wq_queued = 0;
-		wg->waiters.head = wg->waiters.tail = NULL;
+		__atomic_store_n(&wg->waiters.head, NULL, __ATOMIC_RELAXED);
+		wg->waiters.tail = NULL;
 	}
 	jf_spin_unlock(&wg->lock);
 	if (waiters) {

@@ -18,7 +18,7 @@ static inline void waitq_push(struct jf_waitq *q, struct jf_thread *t)
 	if (q->tail)
 		q->tail->wq_next = t;
 	else
-		q->head = t;
+		__atomic_store_n(&q->head, t, __ATOMIC_RELAXED); /* read unlocked by cond_wake */
 	q->tail = t;
 }
 
@@ -27,7 +27,7 @@ static inline struct jf_thread *waitq_pop(struct jf_waitq *q)
 	struct jf_thread *t = q->head;
 	if (!t)
 		return NULL;
-	q->head = t->wq_next;
+	__atomic_store_n(&q->head, t->wq_next, __ATOMIC_RELAXED);
 	if (!q->head)
 		q->tail = NULL;
 	t->wq_next = NULL;
@@ -49,7 +49,7 @@ static inline bool waitq_remove(struct jf_waitq *q, struct jf_thread *t)
 	if (prev)
 		prev->wq_next = t->wq_next;
 	else
-		q->head = t->wq_next;
+		__atomic_store_n(&q->head, t->wq_next, __ATOMIC_RELAXED);
 	if (q->tail == t)
 		q->tail = prev;
 	t->wq_next = NULL;
