@@ -3,7 +3,8 @@
 #   make test      build plain (-Werror) and ASan+UBSan, run the CTest suite on both,
 #                  and check that an installed Jiffy builds the README example via pkg-config
 #   make demo      run the example against an installed copy, then the benchmark table
-#   make bench     the full benchmark table (Jiffy vs Boost.Fiber, Go, pthreads)
+#   make bench     the full benchmark table (Jiffy vs Boost.Fiber, Go, pthreads) and the
+#                  idle-spin measurement
 #   make install   PREFIX=/usr/local (default)
 JOBS    ?= $(shell nproc)
 PREFIX  ?= /usr/local
@@ -50,6 +51,8 @@ demo: build
 bench: build
 	@scripts/deps.sh bench
 	@bench/run.sh $(BUILD)
+	@echo "== idle spin before parking (JIFFY_SPIN_US) =="
+	@$(BUILD)/bench/idle_spin
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

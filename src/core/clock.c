@@ -47,6 +47,8 @@ static bool cpu_has_invariant_tsc(void)
 static void sample(uint64_t *tsc, uint64_t *ns)
 {
 	uint64_t best = UINT64_MAX;
+
+	*tsc = *ns = 0;
 	for (int i = 0; i < 5; i++) {
 		uint64_t a = mono_ns(), t = __rdtsc(), b = mono_ns();
 		if (b - a < best) {
@@ -60,7 +62,7 @@ static void sample(uint64_t *tsc, uint64_t *ns)
 static void clock_calibrate(void)
 {
 	const char *force = getenv("JIFFY_CLOCK");
-	uint64_t t1, n1, t2, n2;
+	uint64_t t1 = 0, n1 = 0, t2 = 0, n2 = 0;
 
 	clk.use_tsc = cpu_has_invariant_tsc() && !(force && strcmp(force, "monotonic") == 0);
 	if (clk.use_tsc) {

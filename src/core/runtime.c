@@ -207,7 +207,10 @@ static void *worker_main(void *arg)
 		w->cur = NULL;
 		if (stopping(rt))
 			break;
-		t = jf_sched_pick(w);
+		t = w->handoff; /* picked by the uthread we left, still on another CPU then */
+		w->handoff = NULL;
+		if (!t)
+			t = jf_sched_pick(w);
 		if (!t)
 			t = worker_idle(rt, w);
 		if (t)

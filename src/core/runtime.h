@@ -12,6 +12,9 @@
  *    saved on its stack again (switch.S clears it). A worker that picks t waits for on_cpu == 0
  *    before switching to it. This is what allows a uthread to be put in a queue (yield) or woken
  *    (block) before it has left its worker, and picked by another worker at once.
+ *  - Only a worker that runs no uthread may wait for on_cpu: a uthread that picks a next still on
+ *    a CPU first switches to its worker's scheduler loop (w->handoff), which saves it. Otherwise
+ *    two workers that picked each other's outgoing uthread would wait for each other forever.
  *  - After every switch the incoming context runs finish_switch(): it frees the stack of a
  *    detached uthread that just exited on this worker (its own stack cannot free itself).
  *  - Never keep a worker pointer across a switch: a uthread may resume on another worker. Code
@@ -94,6 +97,7 @@ struct worker {
 	pthread_t pthread;
 	struct jf_thread *cur;      /* running uthread, NULL in the scheduler loop */
 	struct jf_thread *reap;     /* exited detached uthread whose stack must be freed */
+	struct jf_thread *handoff;  /* picked, but still on another CPU: the loop runs it */
 	struct jf_ctx sched_ctx;    /* the scheduler loop on the pthread stack */
 	uint32_t sched_on_cpu;      /* dummy target for switch.S when leaving the loop */
 	uint32_t park_state;        /* futex word, enum worker_park_state */

@@ -236,6 +236,18 @@ struct jf_thread *jf_sched_pick(struct worker *w)
 	return pick_next(w, NULL, JF_ENQ_NEW);
 }
 
+/*
+ * @next was picked while still switching out on another worker. A uthread must not wait for it
+ * (see runtime.h): leave it to @w's scheduler loop, which waits once the caller is saved.
+ */
+static inline bool next_still_on_cpu(struct worker *w, struct jf_thread *next)
+{
+	if (!__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE))
+		return false;
+	w->handoff = next;
+	return true;
+}
+
 /* Called by the scheduler loop: run @next until @w's loop is needed again. */
 void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next)
 {
@@ -269,6 +281,8 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		w->cur = cur;
 		return;
 	}
+	if (next && JF_UNLIKELY(next_still_on_cpu(w, next)))
+		next = NULL;
 	if (next) {
 		prepare_run(w, next);
 		asan_enter_thread(&fake, next);
@@ -295,6 +309,8 @@ __attribute__((noreturn)) static void exit_switch(struct jf_thread *cur, struct 
 
 	if (!atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
 		next = pick_next(w, joiner, JF_ENQ_WOKEN);
+	if (next && JF_UNLIKELY(next_still_on_cpu(w, next)))
+		next = NULL;
 	if (next) {
 		prepare_run(w, next);
 		asan_enter_thread(NULL, next);

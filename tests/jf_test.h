@@ -1,0 +1,177 @@
+/*
+ * tests/jf_test.h - the few helpers every Jiffy test shares.
+ *
+ * Owns: CHECK()/CHECK_EQ() (a failed check prints file:line and what failed, then ends the
+ * process with status 1 at once, from any uthread or kernel thread), the configuration every test
+ * starts from (defaults, the test's own fields, then the JIFFY_* environment so that CTest's
+ * JIFFY_POLICY applies), and JFT_SANITIZED for scaling loop counts down under ASan.
+ *
+ * A check fails with _exit(1), not exit(1): other workers are still running uthreads, and running
+ * atexit handlers (or LeakSanitizer) under them would only add noise to the real message.
+ */
+#ifndef JF_TEST_H
+#define JF_TEST_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jiffy/jiffy.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define JFT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JFT_SANITIZED 1
+#endif
+#endif
+#ifndef JFT_SANITIZED
+#define JFT_SANITIZED 0
+#endif
+
+/* JFT_SCALE(plain, sanitized): a loop count for the plain build and one for the ASan build. */
+#define JFT_SCALE(plain, sanitized) (JFT_SANITIZED ? (sanitized) : (plain))
+
+static inline _Noreturn void jft_fail(void)
+{
+	fflush(stdout);
+	fflush(stderr);
+	_exit(1);
+}
+
+#define CHECK(cond)                                                                           \
+	do {                                                                                  \
+		if (!(cond)) {                                                                \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__,      \
+				#cond);                                                       \
+			jft_fail();                                                           \
+		}                                                                             \
+	} while (0)
+
+/* CHECK_EQ(a, b): integers (or pointers cast to integers); prints both values on failure. */
+#define CHECK_EQ(a, b)                                                                        \
+	do {                                                                                  \
+		long long jft_a_ = (long long)(a);                                            \
+		long long jft_b_ = (long long)(b);                                            \
+		if (jft_a_ != jft_b_) {                                                       \
+			fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s (%lld vs %lld)\n",  \
+				__FILE__, __LINE__, #a, #b, jft_a_, jft_b_);                  \
+			jft_fail();                                                           \
+		}                                                                             \
+	} while (0)
+
+/* CHECK_GE(a, b): unsigned 64-bit a >= b (times, counters); prints both values on failure. */
+#define CHECK_GE(a, b)                                                                        \
+	do {                                                                                  \
+		unsigned long long jft_a_ = (unsigned long long)(a);                          \
+		unsigned long long jft_b_ = (unsigned long long)(b);                          \
+		if (!(jft_a_ >= jft_b_)) {                                                    \
+			fprintf(stderr, "%s:%d: CHECK_GE failed: %s >= %s (%llu vs %llu)\n",  \
+				__FILE__, __LINE__, #a, #b, jft_a_, jft_b_);                  \
+			jft_fail();                                                           \
+		}                                                                             \
+	} while (0)
+
+/* CHECK_STR_CONTAINS(hay, needle): the message must mention needle. */
+#define CHECK_STR_CONTAINS(hay, needle)                                                       \
+	do {                                                                                  \
+		const char *jft_h_ = (hay);                                                   \
+		const char *jft_n_ = (needle);                                                \
+		if (!jft_h_ || !strstr(jft_h_, jft_n_)) {                                     \
+			fprintf(stderr, "%s:%d: CHECK failed: \"%s\" does not contain \"%s\"\n",  \
+				__FILE__, __LINE__, jft_h_ ? jft_h_ : "(null)", jft_n_);      \
+			jft_fail();                                                           \
+		}                                                                             \
+	} while (0)
+
+/*
+ * jft_config() - the configuration a test runs with: defaults, @workers (0: keep the default),
+ * then the JIFFY_* environment (JIFFY_POLICY from CTest). A test that depends on a field (a worker
+ * count, a policy) sets it again after this call.
+ */
+static inline void jft_config(struct jf_config *cfg, unsigned workers)
+{
+	char err[256] = "";
+	int rc;
+
+	jf_config_default(cfg);
+	if (workers)
+		cfg->workers = workers;
+	rc = jf_config_apply_env(cfg, err, sizeof(err));
+	if (rc != 0) {
+		fprintf(stderr, "jf_config_apply_env failed (%d): %s\n", rc, err);
+		jft_fail();
+	}
+}
+
+/* jft_run() - jf_run() that must succeed; returns main_fn's return value. */
+static inline void *jft_run(const struct jf_config *cfg, jf_thread_fn main_fn, void *arg)
+{
+	void *ret = NULL;
+	int rc = jf_run(cfg, main_fn, arg, &ret);
+
+	if (rc != 0) {
+		fprintf(stderr, "jf_run(policy=%s, workers=%u) failed: %d\n", cfg->policy,
+			cfg->workers, rc);
+		jft_fail();
+	}
+	return ret;
+}
+
+/* jft_spawn() - jf_spawn() that must succeed. */
+static inline jf_thread_t *jft_spawn(const struct jf_attr *attr, jf_thread_fn fn, void *arg)
+{
+	jf_thread_t *t = NULL;
+	int rc = jf_spawn(attr && attr->detached ? NULL : &t, attr, fn, arg);
+
+	if (rc != 0) {
+		fprintf(stderr, "jf_spawn failed: %d\n", rc);
+		jft_fail();
+	}
+	return t;
+}
+
+/* jft_spawn_on() - spawn joinable @fn(@arg) preferring @worker (-1: the policy decides). */
+static inline jf_thread_t *jft_spawn_on(int worker, jf_thread_fn fn, void *arg)
+{
+	struct jf_attr attr;
+
+	jf_attr_init(&attr);
+	attr.sched.worker = worker;
+	return jft_spawn(&attr, fn, arg);
+}
+
+/* jft_join() - jf_join() that must succeed; returns the thread's return value. */
+static inline void *jft_join(jf_thread_t *t)
+{
+	void *ret = NULL;
+	int rc = jf_join(t, &ret);
+
+	if (rc != 0) {
+		fprintf(stderr, "jf_join failed: %d\n", rc);
+		jft_fail();
+	}
+	return ret;
+}
+
+/* splitmix64 - a deterministic seed/stream per task; tests never use rand(). */
+static inline uint64_t jft_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* jft_ok() - the last line of every passing test. */
+static inline void jft_ok(const char *name)
+{
+	printf("%s: ok\n", name);
+	fflush(stdout);
+}
+
+#endif /* JF_TEST_H */

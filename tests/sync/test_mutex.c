@@ -1,0 +1,197 @@
+/*
+ * sync/test_mutex.c - proves jf_mutex_t is a correct FIFO mutex for uthreads: N uthreads x M
+ * increments on 2 workers, with yields inside the critical section and a mix of lock and trylock,
+ * give the exact total and never two holders at once; trylock fails with -EBUSY while the mutex
+ * is held (also by the caller itself); unlocking a mutex one does not hold fails with -EPERM and
+ * changes nothing; and ownership is handed to waiters in the order they queued (checked on 1
+ * worker, where the queueing order is known), with no barging by the unlocker.
+ */
+#include <stdatomic.h>
+
+#include "jf_test.h"
+
+#define NTHREADS 16
+
+static long per_thread;
+static jf_mutex_t m = JF_MUTEX_INITIALIZER;
+static long counter;            /* protected by m */
+static jf_thread_t *holder;     /* protected by m */
+static atomic_long acquisitions;
+
+static void *incrementer(void *arg)
+{
+	int who = (int)(intptr_t)arg;
+	uint64_t rng = (uint64_t)who;
+	long i;
+
+	for (i = 0; i < per_thread; i++) {
+		uint64_t r = jft_splitmix64(&rng);
+		long v;
+
+		if (r & 1) {
+			jf_mutex_lock(&m);
+		} else {
+			while (jf_mutex_trylock(&m) != 0)
+				jf_yield();
+		}
+		CHECK(holder == NULL);
+		holder = jf_self();
+		v = counter;
+		if ((r >> 1) % 4 == 0)
+			jf_yield(); /* the others must wait, not enter */
+		counter = v + 1;
+		CHECK(holder == jf_self());
+		holder = NULL;
+		CHECK_EQ(jf_mutex_unlock(&m), 0);
+		atomic_fetch_add_explicit(&acquisitions, 1, memory_order_relaxed);
+	}
+	return arg;
+}
+
+static void check_counter(void)
+{
+	jf_thread_t *t[NTHREADS];
+	int i;
+
+	for (i = 0; i < NTHREADS; i++)
+		t[i] = jft_spawn_on(i % 3 - 1, incrementer, (void *)(intptr_t)i);
+	for (i = 0; i < NTHREADS; i++)
+		CHECK_EQ((intptr_t)jft_join(t[i]), i);
+	jf_mutex_lock(&m);
+	CHECK_EQ(counter, NTHREADS * per_thread);
+	CHECK_EQ(jf_mutex_unlock(&m), 0);
+	CHECK_EQ(atomic_load(&acquisitions), NTHREADS * per_thread);
+}
+
+/* ---- errors ---- */
+
+static jf_mutex_t m2;
+
+static void *try_held(void *arg)
+{
+	(void)arg;
+	CHECK_EQ(jf_mutex_trylock(&m2), -EBUSY);
+	CHECK_EQ(jf_mutex_unlock(&m2), -EPERM); /* held by main, not by us */
+	CHECK_EQ(jf_mutex_trylock(&m2), -EBUSY); /* ... and still held */
+	return NULL;
+}
+
+static void *try_free(void *arg)
+{
+	(void)arg;
+	CHECK_EQ(jf_mutex_trylock(&m2), 0);
+	CHECK_EQ(jf_mutex_unlock(&m2), 0);
+	return NULL;
+}
+
+static void check_errors(void)
+{
+	jf_mutex_t zeroed;
+
+	jf_mutex_init(&m2);
+	CHECK_EQ(jf_mutex_unlock(&m2), -EPERM); /* not locked at all */
+
+	jf_mutex_lock(&m2);
+	CHECK_EQ(jf_mutex_trylock(&m2), -EBUSY); /* not recursive */
+	jft_join(jft_spawn_on(0, try_held, NULL));
+	jft_join(jft_spawn_on(1, try_held, NULL));
+	CHECK_EQ(jf_mutex_unlock(&m2), 0);
+	CHECK_EQ(jf_mutex_unlock(&m2), -EPERM); /* twice */
+	jft_join(jft_spawn(NULL, try_free, NULL));
+
+	CHECK_EQ(jf_mutex_trylock(&m2), 0);
+	CHECK_EQ(jf_mutex_unlock(&m2), 0);
+
+	/* A zero-initialised mutex is ready to use. */
+	memset(&zeroed, 0, sizeof(zeroed));
+	CHECK_EQ(jf_mutex_trylock(&zeroed), 0);
+	CHECK_EQ(jf_mutex_unlock(&zeroed), 0);
+	jf_mutex_lock(&zeroed);
+	CHECK_EQ(jf_mutex_unlock(&zeroed), 0);
+}
+
+static void *main_fn(void *arg)
+{
+	(void)arg;
+	CHECK_EQ(jf_nworkers(), 2);
+	check_counter();
+	check_errors();
+	return NULL;
+}
+
+/* ---- FIFO handoff, on one worker ---- */
+
+#define NWAITERS 8
+
+static jf_mutex_t fm;
+static int arrival[NWAITERS], acquired[NWAITERS];
+static int narrived, nacquired;
+
+static void *fifo_waiter(void *arg)
+{
+	int who = (int)(intptr_t)arg;
+
+	/* One worker: nothing runs between recording the arrival and queueing in lock(). */
+	arrival[narrived++] = who;
+	jf_mutex_lock(&fm);
+	acquired[nacquired++] = who;
+	jf_yield(); /* the next waiter must still wait for us */
+	CHECK_EQ(jf_mutex_unlock(&fm), 0);
+	return NULL;
+}
+
+static void *main_fifo(void *arg)
+{
+	static const int order[NWAITERS] = {5, 2, 7, 0, 3, 6, 1, 4};
+	jf_thread_t *t[NWAITERS];
+	int i, round;
+
+	(void)arg;
+	CHECK_EQ(jf_nworkers(), 1);
+	for (round = 0; round < 3; round++) {
+		jf_mutex_init(&fm);
+		narrived = nacquired = 0;
+		jf_mutex_lock(&fm);
+		for (i = 0; i < NWAITERS; i++)
+			t[i] = jft_spawn(NULL, fifo_waiter,
+					 (void *)(intptr_t)order[(i + round) % NWAITERS]);
+		while (narrived < NWAITERS)
+			jf_yield();
+		CHECK_EQ(nacquired, 0);
+		CHECK_EQ(jf_mutex_unlock(&fm), 0);
+		/* Handed to the oldest waiter, who has not run yet: no barging. */
+		CHECK_EQ(jf_mutex_trylock(&fm), -EBUSY);
+		if (round == 2) {
+			/* Queue behind all of them: main must acquire last. */
+			jf_mutex_lock(&fm);
+			CHECK_EQ(nacquired, NWAITERS);
+			CHECK_EQ(jf_mutex_unlock(&fm), 0);
+		}
+		for (i = 0; i < NWAITERS; i++)
+			jft_join(t[i]);
+		CHECK_EQ(nacquired, NWAITERS);
+		for (i = 0; i < NWAITERS; i++) {
+			if (acquired[i] != arrival[i]) {
+				fprintf(stderr, "round %d: position %d acquired by %d, queued %d\n",
+					round, i, acquired[i], arrival[i]);
+				CHECK_EQ(acquired[i], arrival[i]);
+			}
+		}
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	struct jf_config cfg;
+
+	per_thread = JFT_SCALE(5000L, 1000L);
+	jft_config(&cfg, 2);
+	cfg.workers = 2;
+	jft_run(&cfg, main_fn, NULL);
+
+	cfg.workers = 1;
+	jft_run(&cfg, main_fifo, NULL);
+	jft_ok("sync.mutex");
+	return 0;
+}
