@@ -1,6 +1,6 @@
 # Jiffy top-level commands. `make test` and `make demo` work from a clean clone on Debian 12:
 # they install what is missing (apt-get), build, and run.
-#   make test      build plain (-Werror) and ASan+UBSan, run the CTest suite on both,
+#   make test      build plain (-Werror), ASan+UBSan and TSan, run the CTest suite on each,
 #                  and check that an installed Jiffy builds the README example via pkg-config
 #   make demo      run the example against an installed copy, then the benchmark table
 #   make bench     the full benchmark table (Jiffy vs Boost.Fiber, Go, pthreads) and the
@@ -10,9 +10,11 @@ JOBS    ?= $(shell nproc)
 PREFIX  ?= /usr/local
 BUILD   ?= build
 ASAN    ?= build-asan
+TSAN    ?= build-tsan
 CMAKE   := cmake -G Ninja -DJIFFY_WERROR=ON
 
-.PHONY: all deps build build-asan test test-plain test-asan test-install demo bench install clean
+.PHONY: all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
+	demo bench install clean
 
 all: build
 
@@ -28,6 +30,11 @@ build-asan: deps
 		-DJIFFY_BUILD_BENCH=OFF >/dev/null
 	@cmake --build $(ASAN) -j $(JOBS)
 
+build-tsan: deps
+	@$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=Debug -DJIFFY_SANITIZE=thread \
+		-DJIFFY_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(TSAN) -j $(JOBS)
+
 test-plain: build
 	@echo "== test suite (RelWithDebInfo) =="
 	@ctest --test-dir $(BUILD) --output-on-failure -j 2
@@ -37,11 +44,16 @@ test-asan: build-asan
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ctest --test-dir $(ASAN) --output-on-failure -j 2
 
+test-tsan: build-tsan
+	@echo "== test suite (ThreadSanitizer) =="
+	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		ctest --test-dir $(TSAN) --output-on-failure -j 2
+
 test-install: build
 	@echo "== install + pkg-config + README example =="
 	@scripts/test-install.sh $(BUILD)
 
-test: test-plain test-asan test-install
+test: test-plain test-asan test-tsan test-install
 
 demo: build
 	@scripts/test-install.sh $(BUILD)
@@ -58,4 +70,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN)
+	rm -rf $(BUILD) $(ASAN) $(TSAN)

@@ -4,7 +4,7 @@
  * Owns: CHECK()/CHECK_EQ() (a failed check prints file:line and what failed, then ends the
  * process with status 1 at once, from any uthread or kernel thread), the configuration every test
  * starts from (defaults, the test's own fields, then the JIFFY_* environment so that CTest's
- * JIFFY_POLICY applies), and JFT_SANITIZED for scaling loop counts down under ASan.
+ * JIFFY_POLICY applies), and JFT_SANITIZED for scaling loop counts down under ASan and TSan.
  *
  * A check fails with _exit(1), not exit(1): other workers are still running uthreads, and running
  * atexit handlers (or LeakSanitizer) under them would only add noise to the real message.
@@ -21,7 +21,7 @@
 
 #include <jiffy/jiffy.h>
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define JFT_SANITIZED 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)

@@ -135,6 +135,10 @@ struct runtime {
 	struct jf_thread *main_thread;
 	void *main_retval;
 
+	uint32_t pool_lock;          /* second-level cache of free default-size stacks */
+	unsigned pool_n, pool_max;
+	struct jf_thread *pool_head; /* linked through wq_next */
+
 	pthread_mutex_t reg_lock; /* the registry of mapped stacks */
 	struct jf_thread *reg_head;
 	uint64_t next_id_block;
