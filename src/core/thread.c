@@ -279,6 +279,7 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 
 	if (next == cur) { /* woken or re-picked before it left: keep running */
 		w->cur = cur;
+		*errno_slot() = cur->saved_errno; /* timers and wakeups above may make syscalls */
 		return;
 	}
 	if (next && JF_UNLIKELY(next_still_on_cpu(w, next)))
@@ -339,7 +340,9 @@ void jf_worker_kick(struct worker *self, struct worker *k)
 {
 	if (__atomic_load_n(&k->park_state, __ATOMIC_SEQ_CST) == WK_PARKED &&
 	    __atomic_exchange_n(&k->park_state, WK_RUNNING, __ATOMIC_SEQ_CST) == WK_PARKED) {
+		int saved = errno; /* callers run in uthreads: their errno must not change */
 		futex(&k->park_state, FUTEX_WAKE_PRIVATE, 1, NULL);
+		errno = saved;
 		if (self)
 			STAT_INC(self, unparks);
 	}
