@@ -33,6 +33,14 @@ extern "C" {
  *                ~20 us on a KVM guest, see docs/performance.md).      JIFFY_SPIN_US
  * @stats:        print configuration and per-worker counters when
  *                jf_run() returns.                                     JIFFY_STATS=0|1
+ * @preempt:      preemption mechanism: none, timer, dispatcher,
+ *                safepoint, hybrid, uintr (see jiffy/preempt.h).       JIFFY_PREEMPT
+ * @quantum_ns:   run time after which a uthread is preempted when
+ *                other work waits.                                     JIFFY_QUANTUM_US
+ * @grace_ns:     hybrid: how long a safepoint request may go
+ *                unanswered before a signal is sent.                   JIFFY_GRACE_US
+ * @preempt_signal: the signal the signal mechanisms use (default
+ *                SIGURG, as Go does); a name or a number.              JIFFY_PREEMPT_SIGNAL
  */
 struct jf_config {
 	unsigned workers;
@@ -42,6 +50,10 @@ struct jf_config {
 	unsigned stack_cache;
 	uint64_t spin_ns;
 	bool stats;
+	char preempt[16];
+	uint64_t quantum_ns;
+	uint64_t grace_ns;
+	int preempt_signal;
 };
 
 /** jf_config_default() - fill @cfg with the defaults (no environment). */

@@ -12,6 +12,7 @@
 
 #include <jiffy/config.h>
 #include <jiffy/policy.h>
+#include <jiffy/preempt.h>
 #include <jiffy/stats.h>
 #include <jiffy/sync.h>
 #include <jiffy/thread.h>

@@ -28,6 +28,12 @@ extern "C" {
  * @unparks:    futex wakes this worker sent to parked workers.
  * @timers:     timers that fired on this worker.
  * @idle_ns:    time spent spinning or parked with nothing to run.
+ * @preempt_requests: preemption requests aimed at this worker (signals, timer expiries,
+ *              safepoint flags) by its mechanism.
+ * @preempts:   uthreads preempted on this worker.
+ * @preempt_skipped:  requests that found nothing else to run or the quantum not used up.
+ * @preempt_deferred: requests that arrived in a non-preemptible region (runtime, libc,
+ *              jf_preempt_disable()) and were taken later.
  */
 struct jf_worker_stats {
 	uint64_t switches;
@@ -41,6 +47,10 @@ struct jf_worker_stats {
 	uint64_t unparks;
 	uint64_t timers;
 	uint64_t idle_ns;
+	uint64_t preempt_requests;
+	uint64_t preempts;
+	uint64_t preempt_skipped;
+	uint64_t preempt_deferred;
 };
 
 /** jf_stats_worker() - counters of worker @w. Return: 0; -EINVAL bad index; -ESRCH no runtime. */

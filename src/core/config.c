@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <jiffy/jiffy.h>
 
 extern char **environ;
@@ -40,6 +42,10 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->stack_cache = 256;
 	cfg->spin_ns = 50 * 1000; /* see docs/performance.md, "idle spin" */
 	cfg->stats = false;
+	snprintf(cfg->preempt, sizeof(cfg->preempt), "%s", "none");
+	cfg->quantum_ns = 100 * 1000; /* signals cost 7-19 us on a KVM guest: see preemption.md */
+	cfg->grace_ns = 50 * 1000;
+	cfg->preempt_signal = SIGURG;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -115,6 +121,24 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 		return fail(err, errlen, "stack_cache = %u: must be at most 65536", cfg->stack_cache);
 	if (memchr(cfg->policy, '\0', sizeof(cfg->policy)) == NULL || cfg->policy[0] == '\0')
 		return fail(err, errlen, "policy: must be a non-empty name");
+	if (cfg->quantum_ns < 1000 || cfg->quantum_ns > 1000000000ull)
+		return fail(err, errlen, "quantum_ns = %" PRIu64 ": must be between 1 us and 1 s",
+			    cfg->quantum_ns);
+	if (cfg->grace_ns > 1000000000ull)
+		return fail(err, errlen, "grace_ns = %" PRIu64 ": must be at most 1 s", cfg->grace_ns);
+	if (cfg->preempt_signal < 1 || cfg->preempt_signal > SIGRTMAX ||
+	    cfg->preempt_signal == SIGKILL || cfg->preempt_signal == SIGSTOP ||
+	    cfg->preempt_signal == SIGSEGV || cfg->preempt_signal == SIGBUS)
+		return fail(err, errlen,
+			    "preempt_signal = %d: must be a catchable signal other than SIGSEGV and "
+			    "SIGBUS (Jiffy reports stack overflows with those)",
+			    cfg->preempt_signal);
+	if (memchr(cfg->preempt, '\0', sizeof(cfg->preempt)) == NULL ||
+	    jf_preempt_available(cfg->preempt, NULL, 0) < 0)
+		return fail(err, errlen,
+			    "preempt = '%.*s': unknown mechanism; known: none, timer, dispatcher, "
+			    "safepoint, hybrid, uintr",
+			    (int)sizeof(cfg->preempt), cfg->preempt);
 	if (!jf_policy_find(cfg->policy)) {
 		char names[256];
 		jf_policy_names(names, sizeof(names));
@@ -192,6 +216,72 @@ static int env_spin(struct jf_config *c, const char *n, const char *v, char *e, 
 	return 0;
 }
 
+static int env_preempt(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	if (strlen(v) >= sizeof(c->preempt) || jf_preempt_available(v, NULL, 0) < 0)
+		return fail(e, el,
+			    "%s='%s': unknown mechanism; known: none, timer, dispatcher, safepoint, "
+			    "hybrid, uintr",
+			    n, v);
+	snprintf(c->preempt, sizeof(c->preempt), "%s", v);
+	return 0;
+}
+
+static int env_quantum(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (parse_u64(v, false, &x) || x < 1 || x > 1000000)
+		return fail(e, el, "%s='%s': expected microseconds from 1 to 1000000", n, v);
+	c->quantum_ns = x * 1000u;
+	return 0;
+}
+
+static int env_grace(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (parse_u64(v, false, &x) || x > 1000000)
+		return fail(e, el, "%s='%s': expected microseconds from 0 to 1000000", n, v);
+	c->grace_ns = x * 1000u;
+	return 0;
+}
+
+/* A signal by number ("23"), name ("SIGURG", "URG") or real-time offset ("SIGRTMIN+3"). */
+static int env_signal(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} names[] = {{"URG", SIGURG},   {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM},
+		     {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"IO", SIGIO},   {"WINCH", SIGWINCH}};
+	const char *s = v;
+	uint64_t x;
+	int sig = -1;
+
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	if (!parse_u64(v, false, &x) && x < 1024) {
+		sig = (int)x;
+	} else if (!strncmp(s, "RTMIN", 5)) {
+		sig = SIGRTMIN;
+		if (s[5] == '+' && !parse_u64(s + 6, false, &x) && x <= 32)
+			sig += (int)x;
+		else if (s[5] != '\0')
+			sig = -1;
+	} else {
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(s, names[i].name))
+				sig = names[i].sig;
+	}
+	if (sig < 1 || sig > SIGRTMAX || sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV ||
+	    sig == SIGBUS)
+		return fail(e, el,
+			    "%s='%s': expected a catchable signal (SIGURG, SIGUSR1, SIGRTMIN+3, 23, "
+			    "...) other than SIGSEGV/SIGBUS",
+			    n, v);
+	c->preempt_signal = sig;
+	return 0;
+}
+
 /* Read by clock.c at first use; validated here so a typo is still reported. */
 static int env_clock(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
@@ -209,6 +299,8 @@ static const struct {
 	{"JIFFY_POLICY", env_policy},     {"JIFFY_STACK_SIZE", env_stack},
 	{"JIFFY_STACK_CACHE", env_cache}, {"JIFFY_SPIN_US", env_spin},
 	{"JIFFY_STATS", env_stats},       {"JIFFY_CLOCK", env_clock},
+	{"JIFFY_PREEMPT", env_preempt},   {"JIFFY_QUANTUM_US", env_quantum},
+	{"JIFFY_GRACE_US", env_grace},    {"JIFFY_PREEMPT_SIGNAL", env_signal},
 };
 
 int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen)
@@ -256,4 +348,8 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "stack_cache = %u\n", cfg->stack_cache);
 	fprintf(out, "spin_us = %" PRIu64 "\n", cfg->spin_ns / 1000u);
 	fprintf(out, "clock = %s (%" PRIu64 " Hz)\n", jf_clock_source(), jf_tsc_hz());
+	fprintf(out, "preempt = %s\n", cfg->preempt);
+	fprintf(out, "quantum_us = %" PRIu64 "\n", cfg->quantum_ns / 1000u);
+	fprintf(out, "grace_us = %" PRIu64 "\n", cfg->grace_ns / 1000u);
+	fprintf(out, "preempt_signal = %d\n", cfg->preempt_signal);
 }

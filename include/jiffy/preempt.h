@@ -1,0 +1,120 @@
+/*
+ * jiffy/preempt.h - preemption of running uthreads: non-preemptible regions and safepoints.
+ *
+ * Owns: the calls uthread code uses to cooperate with preemption. The mechanism that preempts is
+ * chosen at start-up (jf_config.preempt / JIFFY_PREEMPT): "none", "timer" (a per-worker POSIX
+ * timer signal), "dispatcher" (one thread watching all workers, tgkill only when a uthread has
+ * run a full quantum and other work waits), "safepoint" (that thread sets a flag that
+ * jf_safepoint() polls), "hybrid" (the flag first, a signal after a grace period), and "uintr"
+ * (Intel user interrupts, where the CPU and kernel have them). docs/preemption.md explains how to
+ * choose one and its quantum.
+ *
+ * Guarantees under every mechanism: a preempted uthread resumes with every register the CPU has
+ * (the whole XCR0 state: x87, SSE, AVX, AVX-512), its errno, and its signal mask, on whichever
+ * worker; a uthread is never preempted inside a jf_preempt_disable() region, inside the runtime,
+ * or while it executes code in libc, the dynamic loader, libstdc++, libgcc_s or a sanitizer
+ * runtime (so malloc and stdio are never interrupted mid-call); such a preemption is deferred
+ * and taken as soon as it is allowed.
+ */
+#ifndef JIFFY_PREEMPT_H
+#define JIFFY_PREEMPT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Private: per-kernel-thread preemption state, read by the inline functions below. */
+struct jf__preempt_tls {
+	int32_t count;   /* jf_preempt_disable() nesting (the runtime's own sections too) */
+	int32_t pending; /* a preemption was deferred while count > 0 */
+	int32_t flag;    /* safepoint request from the timer thread */
+	int32_t pad_;
+};
+extern __thread struct jf__preempt_tls jf__preempt __attribute__((tls_model("initial-exec")));
+void jf__preempt_enable_slow(void);
+void jf__safepoint_slow(void);
+
+/*
+ * The TLS accesses are asm volatile: the compiler must not reuse an address computed on the
+ * kernel thread a uthread ran on before a scheduling point (see jiffy/thread.h on errno).
+ */
+#define JF__PREEMPT_TLS_ASM(insn, field)                                                          \
+	"movq jf__preempt@gottpoff(%%rip), %%rax\n\t" insn " %%fs:" #field "(%%rax)"
+
+/**
+ * jf_preempt_disable() - start a region in which the calling uthread is not preempted (~1 ns).
+ * Nests. A preemption that falls due inside is deferred to the matching jf_preempt_enable().
+ * The region must not contain a scheduling point (yield, blocking jf_ call).
+ */
+static inline void jf_preempt_disable(void)
+{
+	__asm__ volatile(JF__PREEMPT_TLS_ASM("incl", 0) ::: "rax", "memory", "cc");
+}
+
+/** jf_preempt_enable() - end a region; takes a deferred preemption when the nesting reaches 0. */
+static inline void jf_preempt_enable(void)
+{
+	int32_t count, pending;
+	__asm__ volatile(JF__PREEMPT_TLS_ASM("decl", 0) "\n\t"
+			 "movl %%fs:0(%%rax), %0\n\t"
+			 "movl %%fs:4(%%rax), %1"
+			 : "=r"(count), "=r"(pending)
+			 :
+			 : "rax", "memory", "cc");
+	if (__builtin_expect(count == 0 && pending, 0))
+		jf__preempt_enable_slow();
+}
+
+/**
+ * jf_safepoint() - a cooperative preemption point (an inline load and branch, ~1 ns).
+ * Under the "safepoint" and "hybrid" mechanisms the timer thread sets a flag when the calling
+ * uthread has run its quantum and other work waits; this call then yields. Call it in long loops
+ * (every ~1 us of work is plenty). Under other mechanisms it costs the same and does nothing.
+ */
+static inline void jf_safepoint(void)
+{
+	int32_t flag;
+	__asm__ volatile(JF__PREEMPT_TLS_ASM("movl", 8) ", %0" : "=r"(flag) : : "rax");
+	if (__builtin_expect(flag != 0, 0))
+		jf__safepoint_slow();
+}
+
+/** jf_preempt_mechanism() - name of the mechanism in use ("none" outside the runtime). */
+const char *jf_preempt_mechanism(void);
+
+/**
+ * jf_preempt_available() - whether mechanism @name can run on this machine and kernel.
+ * @why, @len: receive the reason when it cannot (e.g. uintr: "the CPU has no UINTR feature").
+ * Return: 1 available, 0 unavailable, -EINVAL unknown name.
+ */
+int jf_preempt_available(const char *name, char *why, unsigned long len);
+
+/**
+ * struct jf_preempt_stats - the sender side of preemption (the timer thread, if the mechanism
+ * has one: dispatcher, safepoint, hybrid, uintr). Per-worker receiver counters are in
+ * struct jf_worker_stats (preempt_requests, preempts, preempt_skipped, preempt_deferred).
+ * @mechanism:       name of the mechanism.
+ * @quantum_ns:      configured quantum.
+ * @scans:           passes of the timer thread over all workers.
+ * @signals_sent:    tgkill()/SENDUIPI calls made by the timer thread.
+ * @flags_set:       safepoint flags raised.
+ * @timer_cpu_ns:    CPU time the timer thread has used (0 without one).
+ */
+struct jf_preempt_stats {
+	const char *mechanism;
+	uint64_t quantum_ns;
+	uint64_t scans;
+	uint64_t signals_sent;
+	uint64_t flags_set;
+	uint64_t timer_cpu_ns;
+};
+
+/** jf_preempt_stats() - Return: 0, or -ESRCH when no runtime runs. */
+int jf_preempt_stats(struct jf_preempt_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* JIFFY_PREEMPT_H */
