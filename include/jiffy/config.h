@@ -41,6 +41,8 @@ extern "C" {
  *                unanswered before a signal is sent.                   JIFFY_GRACE_US
  * @preempt_signal: the signal the signal mechanisms use (default
  *                SIGURG, as Go does); a name or a number.              JIFFY_PREEMPT_SIGNAL
+ * @timer_spin:   the timer thread (dispatcher, safepoint, hybrid) spins
+ *                on a CPU of its own instead of sleeping.              JIFFY_TIMER_SPIN=0|1
  */
 struct jf_config {
 	unsigned workers;
@@ -54,6 +56,7 @@ struct jf_config {
 	uint64_t quantum_ns;
 	uint64_t grace_ns;
 	int preempt_signal;
+	bool timer_spin;
 };
 
 /** jf_config_default() - fill @cfg with the defaults (no environment). */

@@ -176,6 +176,13 @@ static int env_stats(struct jf_config *c, const char *n, const char *v, char *e,
 	return 0;
 }
 
+static int env_timer_spin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	if (parse_bool(v, &c->timer_spin))
+		return fail(e, el, "%s='%s': expected 0 or 1", n, v);
+	return 0;
+}
+
 static int env_policy(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	char names[256];
@@ -301,6 +308,7 @@ static const struct {
 	{"JIFFY_STATS", env_stats},       {"JIFFY_CLOCK", env_clock},
 	{"JIFFY_PREEMPT", env_preempt},   {"JIFFY_QUANTUM_US", env_quantum},
 	{"JIFFY_GRACE_US", env_grace},    {"JIFFY_PREEMPT_SIGNAL", env_signal},
+	{"JIFFY_TIMER_SPIN", env_timer_spin},
 };
 
 int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen)
@@ -352,4 +360,5 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "quantum_us = %" PRIu64 "\n", cfg->quantum_ns / 1000u);
 	fprintf(out, "grace_us = %" PRIu64 "\n", cfg->grace_ns / 1000u);
 	fprintf(out, "preempt_signal = %d\n", cfg->preempt_signal);
+	fprintf(out, "timer_spin = %d\n", cfg->timer_spin);
 }

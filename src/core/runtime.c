@@ -199,12 +199,18 @@ static void *worker_main(void *arg)
 	if (jf_stack_worker_init(w) != 0)
 		jf_warn("worker %d: no alternate signal stack; stack overflows may not be reported",
 			w->id);
+	if (jf_preempt_worker_start(w) != 0)
+		jf_warn("worker %d: preemption (%s) could not start here: %s", w->id, rt->mech->name,
+			strerror(errno));
+	atomic_fetch_add(&rt->workers_ready, 1);
 
 	for (;;) {
 		struct jf_thread *t;
 
 		jf_finish_switch(w);
 		w->cur = NULL;
+		__atomic_store_n(&w->run_start_ns, 0, __ATOMIC_RELEASE); /* nothing to preempt */
+		jf_pcount_set(1);
 		if (stopping(rt))
 			break;
 		t = w->handoff; /* picked by the uthread we left, still on another CPU then */
@@ -216,6 +222,7 @@ static void *worker_main(void *arg)
 		if (t)
 			jf_sched_run_from_loop(w, t);
 	}
+	jf_preempt_worker_stop(w);
 	jf_stack_worker_fini(w);
 	jf_set_this_worker(NULL);
 	return NULL;
@@ -329,9 +336,14 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 	rc = policy_setup(rt);
 	if (rc)
 		goto out_free;
+	rc = jf_preempt_setup(rt, err, sizeof(err));
+	if (rc) {
+		jf_warn("%s", err);
+		goto out_free;
+	}
 	rc = jf_overflow_handler_install();
 	if (rc)
-		goto out_free;
+		goto out_preempt;
 
 	jf_attr_init(&attr);
 	attr.name = "main";
@@ -352,6 +364,16 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 			break;
 		}
 	}
+	if (rc == 0 && rt->mech->uses_thread) {
+		/* The timer thread needs every worker's thread id and preemption state. */
+		while (atomic_load(&rt->workers_ready) < rt->nworkers)
+			sched_yield();
+		rc = jf_timer_thread_start(rt);
+		if (rc) {
+			jf_warn("cannot start the preemption timer thread: %s", strerror(-rc));
+			jf_runtime_stop(NULL);
+		}
+	}
 	for (int i = 0; i < started; i++)
 		pthread_join(rt->workers[i].pthread, NULL);
 
@@ -363,6 +385,8 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 	}
 out_handler:
 	jf_overflow_handler_remove();
+out_preempt:
+	jf_preempt_teardown(rt);
 out_free:
 	runtime_free(rt);
 	jf_rt = NULL;

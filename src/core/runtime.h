@@ -31,6 +31,7 @@
 #include <jiffy/jiffy.h>
 
 #include "../common/spinlock.h"
+#include "../preempt/preempt.h"
 #include "context.h"
 
 struct worker;
@@ -46,6 +47,7 @@ struct jf_thread {
 	struct jf_ctx ctx;
 	uint32_t on_cpu;       /* see the model above */
 	int saved_errno;       /* errno while switched out */
+	int32_t saved_pcount;  /* its preemption-disable nesting while switched out (preempt.h) */
 	struct worker *worker; /* worker running it; valid while running */
 	struct jf_task task;   /* what the policy sees */
 
@@ -117,6 +119,17 @@ struct worker {
 	void *pthread_stack_lo; /* for sanitizer fiber annotations */
 	size_t pthread_stack_size;
 
+	/* Preemption (src/preempt). run_start_ns/run_seq are read by the timer thread. */
+	pid_t tid;
+	struct jf__preempt_tls *ptls; /* this worker's jf__preempt (the flag is raised through it) */
+	uint64_t run_start_ns;        /* when the running uthread started; 0 in the loop */
+	uint64_t run_seq;             /* +1 per switch into a uthread */
+	sigset_t sigmask;             /* the worker's signal mask (rewritten into signal frames) */
+	void *ptimer;                 /* "timer": its POSIX timer */
+	bool has_ptimer;
+	uint32_t timer_armed;
+	int uintr_fd, uipi_index;     /* "uintr" */
+
 	struct jf_worker_stats stats;
 } __attribute__((aligned(JF_CACHELINE)));
 
@@ -131,6 +144,18 @@ struct runtime {
 	_Atomic int stopping;
 	_Atomic int nr_parked;
 	_Atomic int nr_spinning;
+
+	/* Preemption (src/preempt). */
+	const struct jf_preempt_mech *mech;
+	bool preempting; /* a mechanism other than "none" */
+	bool psig_installed;
+	pid_t pid;
+	_Atomic int workers_ready;
+	pthread_t timer_thread;
+	bool timer_thread_running;
+	int timer_stop;
+	clockid_t timer_cpu_clock;
+	uint64_t pt_scans, pt_signals, pt_flags;
 
 	struct jf_thread *main_thread;
 	void *main_retval;

@@ -176,6 +176,19 @@ void jf_finish_switch(struct worker *w)
 	}
 }
 
+/* A new run begins on @w: publish it to the mechanism; a request owed to the last run lapses. */
+static void preempt_new_run(struct worker *w)
+{
+	uint64_t now = jf_now_ns();
+
+	__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
+	jf_ptls()->pending = 0;
+	__atomic_store_n(&jf_ptls()->flag, 0, __ATOMIC_RELAXED);
+	if (jf_rt->mech->on_run)
+		jf_rt->mech->on_run(w, now);
+}
+
 /* Take @next, runnable and removed from its queue, onto worker @w. */
 static inline void prepare_run(struct worker *w, struct jf_thread *next)
 {
@@ -187,6 +200,8 @@ static inline void prepare_run(struct worker *w, struct jf_thread *next)
 	if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
 		next->task.started_ns = jf_now_ns();
 	STAT_INC(w, switches);
+	if (jf_rt->preempting)
+		preempt_new_run(w);
 }
 
 static inline void run_due_timers(struct worker *w)
@@ -272,6 +287,7 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 	void *fake = NULL;
 
 	cur->saved_errno = *errno_slot();
+	cur->saved_pcount = jf_pcount();
 	if (JF_UNLIKELY(atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed)))
 		next = NULL; /* shutting down: whatever was runnable is discarded */
 	else
@@ -299,7 +315,16 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 	}
 	asan_entered(fake);
 	jf_finish_switch(cur->worker);
+	jf_pcount_set(cur->saved_pcount);
 	*errno_slot() = cur->saved_errno;
+}
+
+/* Preempt the running uthread @cur (preempt.c decided): back to its queue, switch. */
+void jf_sched_preempt(struct jf_thread *cur)
+{
+	jf_pcount_set(1); /* runtime code from here; it was 0, or we would not be here */
+	uthread_reschedule(cur, cur, JF_ENQ_PREEMPTED);
+	jf_pcount_set(0);
 }
 
 /* The exiting uthread @cur leaves its worker for good, making its @joiner (if any) runnable. */
@@ -367,6 +392,9 @@ static inline void after_enqueue(struct worker *w, int target, enum jf_enqueue_r
 
 	if (reason == JF_ENQ_WOKEN)
 		STAT_INC(w, wakeups);
+	if (rt->preempting && rt->mech->on_work && reason != JF_ENQ_YIELDED &&
+	    reason != JF_ENQ_PREEMPTED && target >= 0)
+		rt->mech->on_work(w, &rt->workers[target]); /* a busy worker now has work waiting */
 	if (rt->nworkers == 1 || (target == w->id && (reason == JF_ENQ_YIELDED || !rt->can_steal)))
 		return;
 	/* Pairs with the fence in worker_park(): either it sees our enqueue or we see it parked. */
@@ -425,6 +453,7 @@ static void uthread_entry(void *arg)
 	asan_entered(NULL);
 	jf_finish_switch(t->worker);
 	errno = 0;
+	jf_pcount_set(0); /* leaving the runtime: the uthread's own code is preemptible */
 	uthread_exit(t, t->fn(t->arg));
 }
 
@@ -457,6 +486,7 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 
 	t->on_cpu = 0;
 	t->saved_errno = 0;
+	t->saved_pcount = 1;
 	t->worker = NULL;
 	t->fn = fn;
 	t->arg = arg;
@@ -494,7 +524,7 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 	return 0;
 }
 
-int jf_spawn(jf_thread_t **out, const struct jf_attr *attr, jf_thread_fn fn, void *arg)
+static int jf_spawn_in_runtime(jf_thread_t **out, const struct jf_attr *attr, jf_thread_fn fn, void *arg)
 {
 	struct worker *w = jf_this_worker();
 	struct jf_thread *t;
@@ -513,7 +543,7 @@ int jf_spawn(jf_thread_t **out, const struct jf_attr *attr, jf_thread_fn fn, voi
 	return 0;
 }
 
-void jf_yield(void)
+static void jf_yield_in_runtime(void)
 {
 	struct worker *w = jf_this_worker();
 	struct jf_thread *cur = w ? w->cur : NULL;
@@ -533,7 +563,10 @@ void jf_runtime_stop(void *main_retval); /* runtime.c */
 
 static void uthread_exit(struct jf_thread *cur, void *retval)
 {
-	struct worker *w = cur->worker;
+	struct worker *w;
+
+	jf_pcount_set(1); /* never preempted again: it is leaving */
+	w = cur->worker;
 	struct jf_policy *p = &jf_rt->policy;
 	struct jf_thread *joiner;
 	bool detached;
@@ -558,13 +591,16 @@ static void uthread_exit(struct jf_thread *cur, void *retval)
 
 _Noreturn void jf_exit(void *retval)
 {
-	struct jf_thread *cur = jf_current();
+	struct jf_thread *cur;
+
+	JF_RUNTIME_ENTER();
+	cur = jf_current();
 	if (!cur)
 		jf_die("jf_exit() called outside a uthread");
 	uthread_exit(cur, retval);
 }
 
-int jf_join(jf_thread_t *t, void **retval)
+static int jf_join_in_runtime(jf_thread_t *t, void **retval)
 {
 	struct jf_thread *cur = jf_current();
 
@@ -592,7 +628,7 @@ int jf_join(jf_thread_t *t, void **retval)
 	return 0;
 }
 
-int jf_detach(jf_thread_t *t)
+static int jf_detach_in_runtime(jf_thread_t *t)
 {
 	struct jf_thread *cur = jf_current();
 	bool exited;
@@ -616,7 +652,7 @@ int jf_detach(jf_thread_t *t)
 	return 0;
 }
 
-jf_thread_t *jf_self(void)
+static jf_thread_t *jf_self_in_runtime(void)
 {
 	return jf_current();
 }
@@ -631,7 +667,7 @@ const char *jf_thread_name(const jf_thread_t *t)
 	return t ? t->name : "";
 }
 
-int jf_worker_id(void)
+static int jf_worker_id_in_runtime(void)
 {
 	struct worker *w = jf_this_worker();
 	return w ? w->id : -1;
@@ -650,4 +686,61 @@ int jf_thread_set_sched_attr(jf_thread_t *t, const struct jf_sched_attr *attr)
 		return -EINVAL;
 	t->task.attr = *attr;
 	return 0;
+}
+
+int jf_spawn(jf_thread_t **out, const struct jf_attr *attr, jf_thread_fn fn, void *arg)
+{
+	int r;
+
+	JF_RUNTIME_ENTER();
+	r = jf_spawn_in_runtime(out, attr, fn, arg);
+	JF_RUNTIME_LEAVE();
+	return r;
+}
+
+void jf_yield(void)
+{
+	JF_RUNTIME_ENTER();
+	jf_yield_in_runtime();
+	JF_RUNTIME_LEAVE();
+}
+
+int jf_join(jf_thread_t *t, void **retval)
+{
+	int r;
+
+	JF_RUNTIME_ENTER();
+	r = jf_join_in_runtime(t, retval);
+	JF_RUNTIME_LEAVE();
+	return r;
+}
+
+int jf_detach(jf_thread_t *t)
+{
+	int r;
+
+	JF_RUNTIME_ENTER();
+	r = jf_detach_in_runtime(t);
+	JF_RUNTIME_LEAVE();
+	return r;
+}
+
+jf_thread_t *jf_self(void)
+{
+	jf_thread_t *r;
+
+	JF_RUNTIME_ENTER();
+	r = jf_self_in_runtime();
+	JF_RUNTIME_LEAVE();
+	return r;
+}
+
+int jf_worker_id(void)
+{
+	int r;
+
+	JF_RUNTIME_ENTER();
+	r = jf_worker_id_in_runtime();
+	JF_RUNTIME_LEAVE();
+	return r;
 }

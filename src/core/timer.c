@@ -204,7 +204,7 @@ static bool sleep_over(void *arg)
 	return true;
 }
 
-int jf_sleep_until(uint64_t deadline_ns)
+static int jf_sleep_until_in_runtime(uint64_t deadline_ns)
 {
 	struct jf_thread *cur = jf_current();
 
@@ -221,4 +221,14 @@ int jf_sleep_ns(uint64_t ns)
 	uint64_t now = jf_now_ns();
 	uint64_t deadline = ns > UINT64_MAX - now ? UINT64_MAX - 1 : now + ns;
 	return jf_sleep_until(deadline);
+}
+
+int jf_sleep_until(uint64_t deadline_ns)
+{
+	int r;
+
+	JF_RUNTIME_ENTER();
+	r = jf_sleep_until_in_runtime(deadline_ns);
+	JF_RUNTIME_LEAVE();
+	return r;
 }

@@ -52,12 +52,12 @@ static int cond_wait_common(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline, bool
 	return timed_out ? -ETIMEDOUT : 0;
 }
 
-int jf_cond_wait(jf_cond_t *c, jf_mutex_t *m)
+static int jf_cond_wait_in_runtime(jf_cond_t *c, jf_mutex_t *m)
 {
 	return cond_wait_common(c, m, 0, false);
 }
 
-int jf_cond_timedwait(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline_ns)
+static int jf_cond_timedwait_in_runtime(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline_ns)
 {
 	return cond_wait_common(c, m, deadline_ns, true);
 }
@@ -89,12 +89,46 @@ static void cond_wake(jf_cond_t *c, bool all)
 	}
 }
 
-void jf_cond_signal(jf_cond_t *c)
+static void jf_cond_signal_in_runtime(jf_cond_t *c)
 {
 	cond_wake(c, false);
 }
 
-void jf_cond_broadcast(jf_cond_t *c)
+static void jf_cond_broadcast_in_runtime(jf_cond_t *c)
 {
 	cond_wake(c, true);
+}
+
+int jf_cond_wait(jf_cond_t *c, jf_mutex_t *m)
+{
+	int r;
+
+	JF_RUNTIME_ENTER();
+	r = jf_cond_wait_in_runtime(c, m);
+	JF_RUNTIME_LEAVE();
+	return r;
+}
+
+int jf_cond_timedwait(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline_ns)
+{
+	int r;
+
+	JF_RUNTIME_ENTER();
+	r = jf_cond_timedwait_in_runtime(c, m, deadline_ns);
+	JF_RUNTIME_LEAVE();
+	return r;
+}
+
+void jf_cond_signal(jf_cond_t *c)
+{
+	JF_RUNTIME_ENTER();
+	jf_cond_signal_in_runtime(c);
+	JF_RUNTIME_LEAVE();
+}
+
+void jf_cond_broadcast(jf_cond_t *c)
+{
+	JF_RUNTIME_ENTER();
+	jf_cond_broadcast_in_runtime(c);
+	JF_RUNTIME_LEAVE();
 }

@@ -26,7 +26,7 @@ static bool try_acquire(jf_mutex_t *m)
 					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
-void jf_mutex_lock(jf_mutex_t *m)
+static void jf_mutex_lock_in_runtime(jf_mutex_t *m)
 {
 	struct jf_thread *cur = sync_current("jf_mutex_lock");
 
@@ -55,7 +55,7 @@ void jf_mutex_lock(jf_mutex_t *m)
 	/* Handed over by jf_mutex_unlock(): we own it, and m->owner was set for us. */
 }
 
-int jf_mutex_trylock(jf_mutex_t *m)
+static int jf_mutex_trylock_in_runtime(jf_mutex_t *m)
 {
 	struct jf_thread *cur = sync_current("jf_mutex_trylock");
 	if (!try_acquire(m))
@@ -64,7 +64,7 @@ int jf_mutex_trylock(jf_mutex_t *m)
 	return 0;
 }
 
-int jf_mutex_unlock(jf_mutex_t *m)
+static int jf_mutex_unlock_in_runtime(jf_mutex_t *m)
 {
 	struct jf_thread *cur = jf_current(), *next;
 	uint32_t expected = MX_LOCKED;
@@ -88,4 +88,31 @@ int jf_mutex_unlock(jf_mutex_t *m)
 	jf_spin_unlock(&m->lock);
 	jf_sched_make_runnable(cur->worker, next, JF_ENQ_WOKEN);
 	return 0;
+}
+
+void jf_mutex_lock(jf_mutex_t *m)
+{
+	JF_RUNTIME_ENTER();
+	jf_mutex_lock_in_runtime(m);
+	JF_RUNTIME_LEAVE();
+}
+
+int jf_mutex_trylock(jf_mutex_t *m)
+{
+	int r;
+
+	JF_RUNTIME_ENTER();
+	r = jf_mutex_trylock_in_runtime(m);
+	JF_RUNTIME_LEAVE();
+	return r;
+}
+
+int jf_mutex_unlock(jf_mutex_t *m)
+{
+	int r;
+
+	JF_RUNTIME_ENTER();
+	r = jf_mutex_unlock_in_runtime(m);
+	JF_RUNTIME_LEAVE();
+	return r;
 }

@@ -13,7 +13,7 @@ void jf_waitgroup_init(jf_waitgroup_t *wg)
 	memset(wg, 0, sizeof(*wg));
 }
 
-int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n)
+static int jf_waitgroup_add_in_runtime(jf_waitgroup_t *wg, int64_t n)
 {
 	struct jf_thread *waiters;
 
@@ -51,7 +51,7 @@ int jf_waitgroup_done(jf_waitgroup_t *wg)
 	return jf_waitgroup_add(wg, -1);
 }
 
-void jf_waitgroup_wait(jf_waitgroup_t *wg)
+static void jf_waitgroup_wait_in_runtime(jf_waitgroup_t *wg)
 {
 	struct jf_thread *cur = sync_current("jf_waitgroup_wait");
 
@@ -62,4 +62,21 @@ void jf_waitgroup_wait(jf_waitgroup_t *wg)
 	}
 	waitq_push(&wg->waiters, cur);
 	jf_sched_block(&wg->lock);
+}
+
+int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n)
+{
+	int r;
+
+	JF_RUNTIME_ENTER();
+	r = jf_waitgroup_add_in_runtime(wg, n);
+	JF_RUNTIME_LEAVE();
+	return r;
+}
+
+void jf_waitgroup_wait(jf_waitgroup_t *wg)
+{
+	JF_RUNTIME_ENTER();
+	jf_waitgroup_wait_in_runtime(wg);
+	JF_RUNTIME_LEAVE();
 }

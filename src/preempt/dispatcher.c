@@ -1,0 +1,259 @@
+/*
+ * dispatcher.c - the timer thread that watches every worker: "dispatcher", "safepoint" and
+ * "hybrid" (and the sender side of "uintr").
+ *
+ * One thread reads, for each worker, when its current uthread started running (run_start_ns,
+ * published by the worker at every switch) and asks the policy whether other work waits. Only
+ * when a uthread has run a full quantum AND other work waits does it act (Aspen's skip rule):
+ *   dispatcher: tgkill() the worker (Aspen's timer core, Shinjuku's dispatcher, in signals);
+ *   safepoint:  raise the worker's flag, which jf_safepoint() polls (Concord's instrumentation,
+ *               without the compiler);
+ *   hybrid:     raise the flag; if the same run still goes on after the grace period, tgkill()
+ *               (Go's cooperative-then-asynchronous preemption);
+ *   uintr:      SENDUIPI instead of tgkill (uintr.c).
+ * A request that lands in code that may not be interrupted is retried at most every quarter
+ * quantum. The thread does not spin on a core: it sleeps until the earliest moment a running
+ * uthread's quantum ends (at least every quantum), with 1 ns timer slack, or, with
+ * JIFFY_TIMER_SPIN=1, spins on a core of its own as Aspen's timer core and Shinjuku's
+ * dispatcher do (no wake-up cost, a whole CPU). Receivers re-check
+ * everything themselves, so a stale decision here costs a skipped request, never a wrong
+ * preemption.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/runtime.h"
+#include "preempt.h"
+
+enum tt_mode { TT_SIGNAL, TT_FLAG, TT_HYBRID, TT_UINTR };
+
+struct tt_worker {
+	uint64_t seq;      /* the run we last acted on */
+	uint64_t acted_ns; /* when */
+	uint64_t flag_ns;  /* hybrid: when the flag was raised for that run */
+};
+
+static struct tt_worker *tt;
+static enum tt_mode tt_mode;
+
+int jf_uintr_send(struct worker *w); /* uintr.c */
+
+static void sleep_until(uint64_t deadline)
+{
+	uint64_t now = jf_now_ns();
+	struct timespec ts;
+
+	if (deadline <= now)
+		return;
+	ts.tv_sec = (time_t)((deadline - now) / 1000000000u);
+	ts.tv_nsec = (long)((deadline - now) % 1000000000u);
+	nanosleep(&ts, NULL);
+}
+
+static void interrupt(struct runtime *rt, struct worker *w)
+{
+	if (tt_mode == TT_UINTR) {
+		if (jf_uintr_send(w) == 0)
+			__atomic_fetch_add(&rt->pt_signals, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (syscall(SYS_tgkill, rt->pid, w->tid, rt->cfg.preempt_signal) == 0)
+		__atomic_fetch_add(&rt->pt_signals, 1, __ATOMIC_RELAXED);
+}
+
+static void raise_flag(struct runtime *rt, struct worker *w)
+{
+	__atomic_store_n(&w->ptls->flag, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&rt->pt_flags, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * One pass over the workers; returns when the thread should look again: the earliest moment a
+ * running uthread's quantum ends, a hybrid grace period expires, or a request made one quantum
+ * ago (a preempted uthread's successor is due about then; a deferred request is retried then).
+ * Waking once per quantum matters on a VM, where each sleep/wake costs ~40 us of CPU.
+ */
+static uint64_t scan(struct runtime *rt, uint64_t now)
+{
+	uint64_t q = rt->cfg.quantum_ns;
+	uint64_t next = now + q;
+
+	for (int i = 0; i < rt->nworkers; i++) {
+		struct worker *w = &rt->workers[i];
+		struct tt_worker *s = &tt[i];
+		uint64_t start = __atomic_load_n(&w->run_start_ns, __ATOMIC_ACQUIRE);
+		uint64_t seq = __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED);
+		uint64_t due = start + q, again;
+
+		if (!start)
+			continue; /* idle: nothing to interrupt */
+		if (now < due) {
+			if (due < next)
+				next = due;
+			continue;
+		}
+		if (!rt->policy.ops->has_work(&rt->policy, w->id))
+			continue; /* nothing else to run: never interrupt (skip rule) */
+		if (s->seq != seq) { /* first action for this run */
+			s->seq = seq;
+			s->acted_ns = now;
+			s->flag_ns = now;
+			if (tt_mode == TT_FLAG || tt_mode == TT_HYBRID)
+				raise_flag(rt, w);
+			else
+				interrupt(rt, w);
+		} else if (tt_mode == TT_HYBRID) {
+			if (now - s->flag_ns >= rt->cfg.grace_ns && now - s->acted_ns >= q / 2 &&
+			    __atomic_load_n(&w->ptls->flag, __ATOMIC_ACQUIRE)) {
+				s->acted_ns = now; /* no safepoint answered within the grace period */
+				interrupt(rt, w);
+			}
+		} else if (tt_mode != TT_FLAG && now - s->acted_ns >= q) {
+			s->acted_ns = now; /* the request was deferred (libc, disabled region): again */
+			interrupt(rt, w);
+		}
+		again = s->acted_ns + q;
+		if (tt_mode == TT_HYBRID && s->flag_ns + rt->cfg.grace_ns > now &&
+		    s->flag_ns + rt->cfg.grace_ns < again)
+			again = s->flag_ns + rt->cfg.grace_ns;
+		if (again <= now)
+			again = now + q / 2;
+		if (again < next)
+			next = again;
+	}
+	return next;
+}
+
+/* Wait until @deadline: sleep (default), or spin on a core of its own (JIFFY_TIMER_SPIN=1). */
+static void wait_until(struct runtime *rt, uint64_t deadline)
+{
+	if (!rt->cfg.timer_spin) {
+		sleep_until(deadline);
+		return;
+	}
+	while (jf_now_ns() < deadline && !__atomic_load_n(&rt->timer_stop, __ATOMIC_RELAXED))
+		for (int i = 0; i < 32; i++)
+			jf_cpu_relax();
+}
+
+static void *timer_thread(void *arg)
+{
+	struct runtime *rt = arg;
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL); /* preemption signals are for workers only */
+	prctl(PR_SET_TIMERSLACK, 1UL);           /* wake on time, not up to 50 us late */
+	while (!__atomic_load_n(&rt->timer_stop, __ATOMIC_ACQUIRE)) {
+		uint64_t next = scan(rt, jf_now_ns());
+		__atomic_fetch_add(&rt->pt_scans, 1, __ATOMIC_RELAXED);
+		wait_until(rt, next);
+	}
+	return NULL;
+}
+
+int jf_timer_thread_start(struct runtime *rt)
+{
+	int rc;
+
+	tt = calloc((size_t)rt->nworkers, sizeof(*tt));
+	if (!tt)
+		return -ENOMEM;
+	rt->pid = getpid();
+	rt->timer_stop = 0;
+	rc = pthread_create(&rt->timer_thread, NULL, timer_thread, rt);
+	if (rc) {
+		free(tt);
+		tt = NULL;
+		return -rc;
+	}
+	pthread_getcpuclockid(rt->timer_thread, &rt->timer_cpu_clock);
+	pthread_setname_np(rt->timer_thread, "jiffy-timer");
+	rt->timer_thread_running = true;
+	return 0;
+}
+
+void jf_timer_thread_stop(struct runtime *rt)
+{
+	if (!rt->timer_thread_running)
+		return;
+	__atomic_store_n(&rt->timer_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(rt->timer_thread, NULL);
+	rt->timer_thread_running = false;
+	free(tt);
+	tt = NULL;
+}
+
+static int always_available(char *why, size_t len)
+{
+	(void)why, (void)len;
+	return 0;
+}
+
+#define TT_INIT(fn, mode)                                                                         \
+	static int fn(struct runtime *rt)                                                         \
+	{                                                                                          \
+		(void)rt;                                                                          \
+		tt_mode = mode;                                                                    \
+		return 0;                                                                          \
+	}
+TT_INIT(dispatcher_init, TT_SIGNAL)
+TT_INIT(safepoint_init, TT_FLAG)
+TT_INIT(hybrid_init, TT_HYBRID)
+
+/* The timer thread starts once the workers published their thread ids (runtime.c). */
+static void tt_fini(struct runtime *rt)
+{
+	jf_timer_thread_stop(rt);
+}
+
+static void tt_kick(struct worker *w)
+{
+	struct runtime *rt = jf_rt;
+	if (tt_mode == TT_FLAG)
+		raise_flag(rt, w);
+	else
+		interrupt(rt, w);
+}
+
+const struct jf_preempt_mech jf_mech_dispatcher = {
+	.name = "dispatcher",
+	.uses_signal = true,
+	.uses_thread = true,
+	.available = always_available,
+	.init = dispatcher_init,
+	.fini = tt_fini,
+	.kick = tt_kick,
+};
+
+const struct jf_preempt_mech jf_mech_safepoint = {
+	.name = "safepoint",
+	.uses_thread = true,
+	.available = always_available,
+	.init = safepoint_init,
+	.fini = tt_fini,
+	.kick = tt_kick,
+};
+
+const struct jf_preempt_mech jf_mech_hybrid = {
+	.name = "hybrid",
+	.uses_signal = true,
+	.uses_thread = true,
+	.available = always_available,
+	.init = hybrid_init,
+	.fini = tt_fini,
+	.kick = tt_kick,
+};
+
+void jf_tt_set_uintr_mode(void)
+{
+	tt_mode = TT_UINTR;
+}

@@ -1,0 +1,325 @@
+/*
+ * preempt.c - the runtime's side of preemption, shared by every mechanism.
+ *
+ * Owns: the per-kernel-thread state (jf__preempt), the mechanism table, the preemption signal
+ * handler, the "may this code be interrupted?" decision, deferral, and the one entry that every
+ * mechanism ends in (jf_preempt_request -> jf_sched_preempt).
+ *
+ * How a preempted uthread resumes: the signal handler runs on the uthread's own stack (no
+ * SA_ONSTACK) with SA_NODEFER, and switches to the next uthread from inside the handler. The
+ * kernel's signal frame, below the handler on that stack, holds every register the CPU has (the
+ * whole XCR0 state, AVX-512 included) and the signal mask. When the uthread is picked again, on
+ * any worker, it returns from the handler and rt_sigreturn restores that state exactly. Two
+ * things in the frame describe the kernel thread it was taken on and are rewritten before
+ * returning: uc_stack (rt_sigreturn reinstalls it as the current thread's alternate signal stack)
+ * and uc_sigmask (the mask of the worker it resumes on). SA_NODEFER keeps the preemption signal
+ * unblocked while other uthreads run, so no sigprocmask call is needed on any switch (Aspen's
+ * signal mode paid one per switch). docs/preemption.md gives the measurements behind the choice.
+ *
+ * What may not be interrupted: runtime code (the count in jf__preempt, see preempt.h), the
+ * application's jf_preempt_disable() regions, and code in libc, the dynamic loader, libstdc++,
+ * libgcc_s, libpthread and the sanitizer runtimes, found by address at start-up. That covers
+ * malloc and stdio (their locks belong to the kernel thread, which another uthread would share)
+ * and every other non-reentrant library routine, without wrapping any of them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <link.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "../core/runtime.h"
+#include "preempt.h"
+
+__thread struct jf__preempt_tls jf__preempt __attribute__((tls_model("initial-exec")));
+
+void jf_sched_preempt(struct jf_thread *cur); /* thread.c */
+
+static const struct jf_preempt_mech *const mechs[] = {
+	&jf_mech_none,	    &jf_mech_timer,  &jf_mech_dispatcher,
+	&jf_mech_safepoint, &jf_mech_hybrid, &jf_mech_uintr,
+};
+
+const struct jf_preempt_mech *jf_preempt_mech_find(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(mechs) / sizeof(mechs[0]); i++)
+		if (!strcmp(mechs[i]->name, name))
+			return mechs[i];
+	return NULL;
+}
+
+int jf_preempt_available(const char *name, char *why, unsigned long len)
+{
+	const struct jf_preempt_mech *m = jf_preempt_mech_find(name);
+	char tmp[8];
+
+	if (!m)
+		return -EINVAL;
+	if (!why || !len) {
+		why = tmp;
+		len = sizeof(tmp);
+	}
+	why[0] = '\0';
+	return m->available(why, len) == 0;
+}
+
+const char *jf_preempt_mechanism(void)
+{
+	return jf_rt && jf_rt->mech ? jf_rt->mech->name : "none";
+}
+
+int jf_preempt_stats(struct jf_preempt_stats *out)
+{
+	struct runtime *rt = jf_rt;
+	struct timespec ts;
+
+	if (!rt)
+		return -ESRCH;
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->mechanism = rt->mech->name;
+	out->quantum_ns = rt->cfg.quantum_ns;
+	out->scans = __atomic_load_n(&rt->pt_scans, __ATOMIC_RELAXED);
+	out->signals_sent = __atomic_load_n(&rt->pt_signals, __ATOMIC_RELAXED);
+	out->flags_set = __atomic_load_n(&rt->pt_flags, __ATOMIC_RELAXED);
+	if (rt->timer_thread_running && clock_gettime(rt->timer_cpu_clock, &ts) == 0)
+		out->timer_cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+/* --- code that must not be interrupted ------------------------------------------------------ */
+
+#define MAX_DENIED 48
+static struct {
+	uintptr_t lo, hi;
+} denied[MAX_DENIED];
+static int nr_denied;
+
+static const char *const denied_libs[] = {
+	"/libc.so",    "/ld-linux", "/libstdc++", "/libgcc_s",    "/libpthread",  "/libdl.so",
+	"/libasan.so", "/libtsan.so", "/libubsan.so", "/liblsan.so", "/libjemalloc", "/libtcmalloc",
+};
+
+static int collect_denied(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	bool deny = false;
+
+	(void)size, (void)arg;
+	for (size_t i = 0; info->dlpi_name && i < sizeof(denied_libs) / sizeof(denied_libs[0]); i++)
+		if (strstr(info->dlpi_name, denied_libs[i]))
+			deny = true;
+	for (int i = 0; deny && i < info->dlpi_phnum && nr_denied < MAX_DENIED; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			denied[nr_denied].lo = info->dlpi_addr + ph->p_vaddr;
+			denied[nr_denied].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			nr_denied++;
+		}
+	}
+	return 0;
+}
+
+bool jf_preempt_pc_denied(uintptr_t pc)
+{
+	for (int i = 0; i < nr_denied; i++)
+		if (pc >= denied[i].lo && pc < denied[i].hi)
+			return true;
+	return false;
+}
+
+/* --- the decision ----------------------------------------------------------------------------- */
+
+/* Does the policy want @cur, which has used its quantum, off @w? */
+static bool policy_wants_preempt(struct runtime *rt, struct worker *w, struct jf_thread *cur,
+				 uint64_t now)
+{
+	struct jf_policy *p = &rt->policy;
+	if (p->ops->tick)
+		return p->ops->tick(p, w->id, &cur->task, now);
+	return p->ops->has_work(p, w->id);
+}
+
+bool jf_preempt_request(void *ucontext)
+{
+	const ucontext_t *uc = ucontext;
+	return jf_preempt_request_at(uc ? (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : 0);
+}
+
+bool jf_preempt_request_at(uintptr_t pc)
+{
+	struct runtime *rt = jf_rt;
+	struct worker *w = jf_this_worker();
+	struct jf_thread *cur;
+	uint64_t now, start;
+
+	if (!rt || !w || !(cur = w->cur))
+		return false; /* not a worker, or its scheduler loop: nothing to preempt */
+	if (jf_pcount() > 0) {
+		jf_ptls()->pending = 1; /* taken by the outermost jf_preempt_enable() */
+		STAT_INC(w, preempt_deferred);
+		return false;
+	}
+	now = jf_now_ns();
+	if (pc) {
+		if (jf_preempt_pc_denied(pc)) {
+			STAT_INC(w, preempt_deferred);
+			if (rt->mech->retry)
+				rt->mech->retry(w, now);
+			return false;
+		}
+	}
+	start = __atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED);
+	if (now - start < rt->cfg.quantum_ns || !policy_wants_preempt(rt, w, cur, now)) {
+		STAT_INC(w, preempt_skipped);
+		if (rt->mech->on_run)
+			rt->mech->on_run(w, now); /* re-arm for what remains, if work waits */
+		return false;
+	}
+	STAT_INC(w, preempts);
+	jf_sched_preempt(cur);
+	return true;
+}
+
+void jf__preempt_enable_slow(void)
+{
+	jf_ptls()->pending = 0;
+	if (jf_pcount() == 0)
+		jf_preempt_request(NULL);
+}
+
+void jf__safepoint_slow(void)
+{
+	struct jf__preempt_tls *p = jf_ptls();
+	__atomic_store_n(&p->flag, 0, __ATOMIC_RELAXED);
+	jf_preempt_request(NULL);
+}
+
+/* --- the signal --------------------------------------------------------------------------------- */
+
+static struct sigaction old_action;
+static pid_t our_pid;
+
+static bool sent_by_us(const siginfo_t *si)
+{
+	return si->si_code == SI_TIMER || (si->si_code == SI_TKILL && si->si_pid == our_pid);
+}
+
+static void preempt_signal(int sig, siginfo_t *si, void *ucv)
+{
+	int saved_errno = errno;
+	struct worker *w = jf_this_worker();
+	ucontext_t *uc = ucv;
+
+	if (!w || !jf_rt || !sent_by_us(si)) {
+		/* Not ours (another thread, or the signal's ordinary meaning): pass it on. */
+		if ((old_action.sa_flags & SA_SIGINFO) && old_action.sa_sigaction)
+			old_action.sa_sigaction(sig, si, ucv);
+		else if (old_action.sa_handler != SIG_DFL && old_action.sa_handler != SIG_IGN)
+			old_action.sa_handler(sig);
+		errno = saved_errno;
+		return;
+	}
+	STAT_INC(w, preempt_requests);
+	__atomic_store_n(&w->timer_armed, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&jf_ptls()->flag, 0, __ATOMIC_RELAXED); /* hybrid: the flag is answered */
+	if (jf_preempt_request(uc)) {
+		/* Resumed, perhaps on another worker: make the frame describe this kernel thread. */
+		w = jf_this_worker();
+		if (w->altstack) {
+			uc->uc_stack.ss_sp = w->altstack;
+			uc->uc_stack.ss_size = w->altstack_size;
+			uc->uc_stack.ss_flags = 0;
+		} else {
+			uc->uc_stack.ss_sp = NULL;
+			uc->uc_stack.ss_size = 0;
+			uc->uc_stack.ss_flags = SS_DISABLE;
+		}
+		uc->uc_sigmask = w->sigmask;
+	}
+	errno = saved_errno;
+}
+
+/* --- lifecycle -------------------------------------------------------------------------------- */
+
+int jf_preempt_setup(struct runtime *rt, char *err, size_t errlen)
+{
+	const struct jf_preempt_mech *m = jf_preempt_mech_find(rt->cfg.preempt);
+	char why[200] = "";
+	int rc;
+
+	if (!m) {
+		snprintf(err, errlen, "preempt '%s': unknown mechanism", rt->cfg.preempt);
+		return -EINVAL;
+	}
+	if (m->available(why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "preempt '%s' is unavailable: %s", m->name, why);
+		return -ENOTSUP;
+	}
+	rt->mech = m;
+	rt->preempting = m != &jf_mech_none;
+	our_pid = getpid();
+	nr_denied = 0;
+	if (rt->preempting)
+		dl_iterate_phdr(collect_denied, NULL);
+	if (m->uses_signal) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = preempt_signal;
+		sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(rt->cfg.preempt_signal, &sa, &old_action) != 0) {
+			rc = -errno;
+			snprintf(err, errlen, "sigaction(%d): %s", rt->cfg.preempt_signal,
+				 strerror(errno));
+			return rc;
+		}
+		rt->psig_installed = true;
+	}
+	if (m->init && (rc = m->init(rt)) != 0) {
+		snprintf(err, errlen, "preempt '%s': initialisation failed: %s", m->name,
+			 strerror(-rc));
+		jf_preempt_teardown(rt);
+		return rc;
+	}
+	return 0;
+}
+
+void jf_preempt_teardown(struct runtime *rt)
+{
+	if (rt->mech && rt->mech->fini)
+		rt->mech->fini(rt);
+	if (rt->psig_installed) {
+		sigaction(rt->cfg.preempt_signal, &old_action, NULL);
+		rt->psig_installed = false;
+	}
+}
+
+int jf_preempt_worker_start(struct worker *w)
+{
+	struct runtime *rt = jf_rt;
+	sigset_t unblock;
+
+	w->tid = gettid();
+	w->ptls = jf_ptls();
+	jf_pcount_set(1); /* the scheduler loop is runtime code */
+	if (rt->mech->uses_signal) {
+		sigemptyset(&unblock);
+		sigaddset(&unblock, rt->cfg.preempt_signal);
+		pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
+	}
+	pthread_sigmask(SIG_SETMASK, NULL, &w->sigmask);
+	return rt->mech->worker_start ? rt->mech->worker_start(w) : 0;
+}
+
+void jf_preempt_worker_stop(struct worker *w)
+{
+	struct runtime *rt = jf_rt;
+	if (rt->mech->worker_stop)
+		rt->mech->worker_stop(w);
+	jf_pcount_set(0);
+}

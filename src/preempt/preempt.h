@@ -1,0 +1,108 @@
+/*
+ * preempt.h - the preemption-mechanism interface and the runtime's side of preemption.
+ *
+ * Owns: struct jf_preempt_mech (one table per mechanism, chosen at start-up by name), the
+ * per-kernel-thread preemption state (jf__preempt: nesting count, pending, safepoint flag) and its
+ * accessors, and the one entry every mechanism ends in: jf_preempt_request() decides, and
+ * jf_sched_preempt() (thread.c) saves the uthread, tells the policy (JF_ENQ_PREEMPTED) and
+ * switches.
+ *
+ * Invariant: the count is >= 1 whenever runtime code runs on a worker (every public jf_ call
+ * raises it on entry, the scheduler loop keeps it at 1, every switch happens with it >= 1) and a
+ * uthread's own count travels with it across switches (saved in struct jf_thread). A request that
+ * finds count > 0 is deferred: pending is set and the outermost jf_preempt_enable() takes it.
+ */
+#ifndef JIFFY_PREEMPT_INTERNAL_H
+#define JIFFY_PREEMPT_INTERNAL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jiffy/preempt.h>
+
+struct runtime;
+struct worker;
+
+/*
+ * struct jf_preempt_mech - one preemption mechanism. Optional ops may be NULL.
+ * @available:    can it run here? fill @why when not (required).
+ * @init/@fini:   runtime start (after workers are allocated, before they run) / end (after they
+ *                stopped). Return 0 or -errno.
+ * @worker_start/@worker_stop: on the worker's own kernel thread, before it runs any uthread /
+ *                after it ran its last.
+ * @on_run:       a uthread starts running on @w at @now (prepare_run): arm what must be armed.
+ * @on_work:      work was queued for @target, which runs a uthread: it may need interrupting.
+ * @retry:        a request to @w was deferred because the uthread was in code that must not be
+ *                interrupted (libc, ...): ask again a little later.
+ * @kick:         interrupt @w as soon as possible (wakeup preemption, issue 4).
+ */
+struct jf_preempt_mech {
+	const char *name;
+	bool uses_signal;
+	bool uses_thread;
+	int (*available)(char *why, size_t len);
+	int (*init)(struct runtime *rt);
+	void (*fini)(struct runtime *rt);
+	int (*worker_start)(struct worker *w);
+	void (*worker_stop)(struct worker *w);
+	void (*on_run)(struct worker *w, uint64_t now);
+	void (*on_work)(struct worker *self, struct worker *target);
+	void (*retry)(struct worker *w, uint64_t now);
+	void (*kick)(struct worker *w);
+};
+
+extern const struct jf_preempt_mech jf_mech_none, jf_mech_timer, jf_mech_dispatcher,
+	jf_mech_safepoint, jf_mech_hybrid, jf_mech_uintr;
+
+/* This kernel thread's preemption state. asm volatile: never reused across a switch. */
+static inline struct jf__preempt_tls *jf_ptls(void)
+{
+	struct jf__preempt_tls *p;
+	__asm__ volatile("movq jf__preempt@gottpoff(%%rip), %0\n\t"
+			 "addq %%fs:0, %0"
+			 : "=r"(p));
+	return p;
+}
+
+static inline int32_t jf_pcount(void)
+{
+	return __atomic_load_n(&jf_ptls()->count, __ATOMIC_RELAXED);
+}
+
+static inline void jf_pcount_set(int32_t v)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&jf_ptls()->count, v, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Enter / leave the runtime from a public API call (see the invariant above). */
+#define JF_RUNTIME_ENTER() jf_preempt_disable()
+#define JF_RUNTIME_LEAVE() jf_preempt_enable()
+
+/* Runtime lifecycle (runtime.c). */
+int jf_preempt_setup(struct runtime *rt, char *err, size_t errlen);
+void jf_preempt_teardown(struct runtime *rt);
+int jf_preempt_worker_start(struct worker *w);
+void jf_preempt_worker_stop(struct worker *w);
+const struct jf_preempt_mech *jf_preempt_mech_find(const char *name);
+
+/*
+ * jf_preempt_request() - a mechanism asks to preempt the uthread running on this kernel thread
+ * (called from its signal handler, from a safepoint, or when a deferred request falls due).
+ * @ucontext: the interrupted context when called from a signal handler, else NULL.
+ * Return: true if the uthread was preempted (and has now resumed, possibly elsewhere).
+ */
+bool jf_preempt_request(void *ucontext);
+/* The same with the interrupted instruction pointer (0: not interrupted, e.g. a safepoint). */
+bool jf_preempt_request_at(uintptr_t pc);
+
+/* Is @pc in code that must never be interrupted (libc, ld.so, libstdc++, ...)? */
+bool jf_preempt_pc_denied(uintptr_t pc);
+
+/* The timer thread shared by dispatcher, safepoint, hybrid and uintr (dispatcher.c). */
+int jf_timer_thread_start(struct runtime *rt);
+void jf_timer_thread_stop(struct runtime *rt);
+
+#endif /* JIFFY_PREEMPT_INTERNAL_H */
