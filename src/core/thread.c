@@ -319,12 +319,10 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 	*errno_slot() = cur->saved_errno;
 }
 
-/* Preempt the running uthread @cur (preempt.c decided): back to its queue, switch. */
+/* Preempt the running uthread @cur (preempt.c decided, count raised): back to its queue. */
 void jf_sched_preempt(struct jf_thread *cur)
 {
-	jf_pcount_set(1); /* runtime code from here; it was 0, or we would not be here */
 	uthread_reschedule(cur, cur, JF_ENQ_PREEMPTED);
-	jf_pcount_set(0);
 }
 
 /* The exiting uthread @cur leaves its worker for good, making its @joiner (if any) runnable. */

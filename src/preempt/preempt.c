@@ -150,28 +150,17 @@ bool jf_preempt_request(void *ucontext)
 	return jf_preempt_request_at(uc ? (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : 0);
 }
 
-bool jf_preempt_request_at(uintptr_t pc)
+/* With the count raised: is the preemption due, and if so, take it. */
+static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_thread *cur,
+			       uintptr_t pc)
 {
-	struct runtime *rt = jf_rt;
-	struct worker *w = jf_this_worker();
-	struct jf_thread *cur;
-	uint64_t now, start;
+	uint64_t now = jf_now_ns(), start;
 
-	if (!rt || !w || !(cur = w->cur))
-		return false; /* not a worker, or its scheduler loop: nothing to preempt */
-	if (jf_pcount() > 0) {
-		jf_ptls()->pending = 1; /* taken by the outermost jf_preempt_enable() */
+	if (pc && jf_preempt_pc_denied(pc)) {
 		STAT_INC(w, preempt_deferred);
+		if (rt->mech->retry)
+			rt->mech->retry(w, now);
 		return false;
-	}
-	now = jf_now_ns();
-	if (pc) {
-		if (jf_preempt_pc_denied(pc)) {
-			STAT_INC(w, preempt_deferred);
-			if (rt->mech->retry)
-				rt->mech->retry(w, now);
-			return false;
-		}
 	}
 	start = __atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED);
 	if (now - start < rt->cfg.quantum_ns || !policy_wants_preempt(rt, w, cur, now)) {
@@ -183,6 +172,31 @@ bool jf_preempt_request_at(uintptr_t pc)
 	STAT_INC(w, preempts);
 	jf_sched_preempt(cur);
 	return true;
+}
+
+bool jf_preempt_request_at(uintptr_t pc)
+{
+	struct runtime *rt = jf_rt;
+	struct worker *w = jf_this_worker();
+	struct jf_thread *cur;
+	bool preempted;
+
+	if (!rt || !w || !(cur = w->cur))
+		return false; /* not a worker, or its scheduler loop: nothing to preempt */
+	if (jf_pcount() > 0) {
+		jf_ptls()->pending = 1; /* taken by the outermost jf_preempt_enable() */
+		STAT_INC(w, preempt_deferred);
+		return false;
+	}
+	/*
+	 * From here on this is runtime code: a request that arrives now (the signal is not blocked
+	 * in its own handler) only marks itself pending instead of re-entering.
+	 */
+	jf_pcount_set(1);
+	preempted = decide_and_preempt(rt, w, cur, pc);
+	jf_ptls()->pending = 0;
+	jf_pcount_set(0);
+	return preempted;
 }
 
 void jf__preempt_enable_slow(void)
