@@ -186,6 +186,13 @@ bool jf_preempt_request_at(uintptr_t pc)
 	if (jf_pcount() > 0) {
 		jf_ptls()->pending = 1; /* taken by the outermost jf_preempt_enable() */
 		STAT_INC(w, preempt_deferred);
+		/*
+		 * An interrupt (pc != 0) may have landed in the runtime section of a handler that is
+		 * itself deciding, which then drops pending: have the mechanism ask again so that the
+		 * request cannot be lost (at worst it is answered by a skip).
+		 */
+		if (pc && rt->mech->retry)
+			rt->mech->retry(w, jf_now_ns());
 		return false;
 	}
 	/*
