@@ -149,6 +149,7 @@ struct runtime {
 	const struct jf_preempt_mech *mech;
 	bool preempting; /* a mechanism other than "none" */
 	bool psig_installed;
+	sigset_t psig_set; /* just the preemption signal */
 	pid_t pid;
 	_Atomic int workers_ready;
 	pthread_t timer_thread;

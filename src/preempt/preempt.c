@@ -6,15 +6,17 @@
  * mechanism ends in (jf_preempt_request -> jf_sched_preempt).
  *
  * How a preempted uthread resumes: the signal handler runs on the uthread's own stack (no
- * SA_ONSTACK) with SA_NODEFER, and switches to the next uthread from inside the handler. The
+ * SA_ONSTACK), and switches to the next uthread from inside the handler. The
  * kernel's signal frame, below the handler on that stack, holds every register the CPU has (the
  * whole XCR0 state, AVX-512 included) and the signal mask. When the uthread is picked again, on
  * any worker, it returns from the handler and rt_sigreturn restores that state exactly. Two
  * things in the frame describe the kernel thread it was taken on and are rewritten before
  * returning: uc_stack (rt_sigreturn reinstalls it as the current thread's alternate signal stack)
- * and uc_sigmask (the mask of the worker it resumes on). SA_NODEFER keeps the preemption signal
- * unblocked while other uthreads run, so no sigprocmask call is needed on any switch (Aspen's
- * signal mode paid one per switch). docs/preemption.md gives the measurements behind the choice.
+ * and uc_sigmask (the mask of the worker it resumes on, the signal unblocked). While the handler
+ * decides, the signal stays blocked, so a request that arrives meanwhile waits in the kernel
+ * instead of nesting; only when it really switches away does it unblock the signal for the
+ * uthreads that run next: one sigprocmask per preemption, none per switch (Aspen's signal mode
+ * paid one per switch). docs/preemption.md gives the measurements behind the choice.
  *
  * What may not be interrupted: runtime code (the count in jf__preempt, see preempt.h), the
  * application's jf_preempt_disable() regions, and code in libc, the dynamic loader, libstdc++,
@@ -170,6 +172,15 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 		return false;
 	}
 	STAT_INC(w, preempts);
+	if (pc && rt->mech->uses_signal) {
+		/*
+		 * The signal is blocked while its handler runs (no SA_NODEFER), so nothing nests
+		 * while we decide. Before other uthreads run on this kernel thread, unblock it: one
+		 * system call per preemption, none per switch. The frame's uc_sigmask (rewritten to
+		 * the worker's mask when this uthread resumes) unblocks it for this one again.
+		 */
+		pthread_sigmask(SIG_UNBLOCK, &rt->psig_set, NULL);
+	}
 	jf_sched_preempt(cur);
 	return true;
 }
@@ -186,13 +197,6 @@ bool jf_preempt_request_at(uintptr_t pc)
 	if (jf_pcount() > 0) {
 		jf_ptls()->pending = 1; /* taken by the outermost jf_preempt_enable() */
 		STAT_INC(w, preempt_deferred);
-		/*
-		 * An interrupt (pc != 0) may have landed in the runtime section of a handler that is
-		 * itself deciding, which then drops pending: have the mechanism ask again so that the
-		 * request cannot be lost (at worst it is answered by a skip).
-		 */
-		if (pc && rt->mech->retry)
-			rt->mech->retry(w, jf_now_ns());
 		return false;
 	}
 	/*
@@ -291,8 +295,10 @@ int jf_preempt_setup(struct runtime *rt, char *err, size_t errlen)
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_sigaction = preempt_signal;
-		sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART; /* blocked while deciding: see above */
 		sigemptyset(&sa.sa_mask);
+		sigemptyset(&rt->psig_set);
+		sigaddset(&rt->psig_set, rt->cfg.preempt_signal);
 		if (sigaction(rt->cfg.preempt_signal, &sa, &old_action) != 0) {
 			rc = -errno;
 			snprintf(err, errlen, "sigaction(%d): %s", rt->cfg.preempt_signal,
