@@ -105,7 +105,8 @@ static uint64_t scan(struct runtime *rt, uint64_t now)
 		if (s->seq != seq) { /* first action for this run */
 			s->seq = seq;
 			s->acted_ns = now;
-			s->flag_ns = now;
+			s->flag_ns = due; /* the grace period runs from the end of the quantum, however
+					   * late this thread woke, so hybrid stays within q + grace */
 			if (tt_mode == TT_FLAG || tt_mode == TT_HYBRID)
 				raise_flag(rt, w);
 			else
