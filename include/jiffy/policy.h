@@ -103,8 +103,10 @@ struct jf_policy_params {
  * @has_work:    (required) cheap, lock-free hint: might pick_next or balance on @worker return a
  *               task? A false "true" costs a spin; a false "false" may delay work until the next
  *               enqueue wakes the worker, so it must not be false while work waits for @worker.
- * @tick:        (optional) the task @cur has been running on @worker since cur->started_ns:
- *               should it be preempted now? (Used by preemption mechanisms; issue 3.)
+ * @tick:        (optional) the task @cur has used its quantum on @worker: should it be
+ *               preempted now? Without it, the runtime preempts when has_work(@worker). May be
+ *               called from a signal handler: lock-free, no allocation.
+ *               (cur->started_ns is set when the policy has JF_POLICY_NEEDS_TIME.)
  * @wakeup_preempt: (optional) @woken was just enqueued to worker @target, which runs @cur:
  *               should @cur be preempted for it? (Used with preemption; issue 4.)
  * @dispatch:    (optional, JF_POLICY_CENTRAL) run by a dispatcher: place queued tasks on workers.

@@ -10,8 +10,8 @@
  * choose one and its quantum.
  *
  * Guarantees under every mechanism: a preempted uthread resumes with every register the CPU has
- * (the whole XCR0 state: x87, SSE, AVX, AVX-512), its errno, and its signal mask, on whichever
- * worker; a uthread is never preempted inside a jf_preempt_disable() region, inside the runtime,
+ * (the whole XCR0 state: x87, SSE, AVX, AVX-512), its errno and the signal mask it had, on
+ * whichever worker (voluntary switches do not save masks: see jiffy/thread.h); a uthread is never preempted inside a jf_preempt_disable() region, inside the runtime,
  * or while it executes code in libc, the dynamic loader, libstdc++, libgcc_s or a sanitizer
  * runtime (so malloc and stdio are never interrupted mid-call); such a preemption is deferred
  * and taken as soon as it is allowed.

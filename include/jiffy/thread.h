@@ -13,11 +13,16 @@
  *
  * errno: compilers may compute the address of a thread-local variable once and reuse it across
  * calls (glibc declares __errno_location() const; GCC bug 26461), so after a uthread migrates
- * its code could read the errno of the kernel thread it left. This header therefore redefines
- * `errno`, in every file that includes it, as a read of the current thread pointer that cannot be
- * cached (as cheap as glibc's). Files that do not include <jiffy/jiffy.h> must not keep errno
- * across a Jiffy call; read it right after the call that set it. Define JIFFY_NO_ERRNO_MACRO
- * before including to keep glibc's definition.
+ * its code could read the errno of the kernel thread it left; with preemption, a uthread can even
+ * be moved between computing errno's address and storing through it. This header therefore
+ * redefines `errno`, in every C file that includes it, as an %fs-relative lvalue (GCC's
+ * __seg_fs): every read and write is one instruction that addresses the kernel thread it executes
+ * on, so neither caching nor preemption can split it. (C++ and strict ISO C (-std=c17) get a
+ * non-cacheable function form,
+ * which preemption can still split between address and access: wrap such code in
+ * jf_preempt_disable() if it migrates.) `&errno` has a __seg_fs type in C; code that needs a
+ * plain pointer must call __errno_location(). Files that do not include <jiffy/jiffy.h> must not
+ * keep errno across a Jiffy call. Define JIFFY_NO_ERRNO_MACRO before including to keep glibc's.
  */
 #ifndef JIFFY_THREAD_H
 #define JIFFY_THREAD_H
@@ -36,6 +41,16 @@ extern "C" {
 extern long jf__errno_tp_offset;
 extern int jf__errno_tp_ok;
 int *jf__errno_location_slow(void);
+long jf__errno_offset_init(void);
+
+/* errno's offset from the thread pointer: the same on every thread (glibc static TLS). */
+static inline long jf__errno_offset(void)
+{
+	long off = jf__errno_tp_offset;
+	if (__builtin_expect(off == 0, 0))
+		off = jf__errno_offset_init(); /* before the library's constructor ran */
+	return off;
+}
 
 /** jf_errno_location() - address of errno on the kernel thread running the caller right now. */
 static inline int *jf_errno_location(void)
@@ -49,7 +64,11 @@ static inline int *jf_errno_location(void)
 
 #ifndef JIFFY_NO_ERRNO_MACRO
 #undef errno
+#if defined(__SEG_FS) && !defined(__cplusplus) && !defined(__STRICT_ANSI__)
+#define errno (*(int __seg_fs *)jf__errno_offset())
+#else
 #define errno (*jf_errno_location())
+#endif
 #endif
 
 /** Opaque handle of a uthread; valid until it has been joined, or until it exits if detached. */

@@ -78,18 +78,24 @@ static inline int *errno_slot(void)
 	return jf_errno_location();
 }
 
+long jf__errno_offset_init(void)
+{
+	long off = (long)((char *)jf__errno_location_slow() - thread_pointer());
+	jf__errno_tp_offset = off;
+	__atomic_store_n(&jf__errno_tp_ok, 1, __ATOMIC_RELAXED);
+	return off;
+}
+
 __attribute__((constructor)) static void errno_offset_init(void)
 {
-	jf__errno_tp_offset = (long)((char *)jf__errno_location_slow() - thread_pointer());
-	__atomic_store_n(&jf__errno_tp_ok, 1, __ATOMIC_RELAXED);
+	jf__errno_offset_init();
 }
 
 void jf_errno_check(void)
 {
-	if ((long)((char *)jf__errno_location_slow() - thread_pointer()) != jf__errno_tp_offset) {
-		__atomic_store_n(&jf__errno_tp_ok, 0, __ATOMIC_RELAXED);
-		jf_warn("errno is not at the same TLS offset on every thread; using the slow path");
-	}
+	if ((long)((char *)jf__errno_location_slow() - thread_pointer()) != jf__errno_tp_offset)
+		jf_die("errno is not at the same thread-pointer offset on every thread: this libc is "
+		       "not supported (<jiffy/thread.h> relies on it)");
 }
 
 /* --- sanitizer fiber annotations ------------------------------------------------------------ */
@@ -181,10 +187,15 @@ static void preempt_new_run(struct worker *w)
 {
 	uint64_t now = jf_now_ns();
 
-	__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
+	/*
+	 * Clear first, publish second: the timer thread may raise the flag for the new run as soon
+	 * as it sees it, and that flag must survive. (A flag meant for the old run that lands after
+	 * the clear is harmless: the safepoint re-checks the quantum and skips.)
+	 */
 	jf_ptls()->pending = 0;
 	__atomic_store_n(&jf_ptls()->flag, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
 	if (jf_rt->mech->on_run)
 		jf_rt->mech->on_run(w, now);
 }
@@ -452,6 +463,8 @@ static void uthread_entry(void *arg)
 	jf_finish_switch(t->worker);
 	errno = 0;
 	jf_pcount_set(0); /* leaving the runtime: the uthread's own code is preemptible */
+	if (JF_UNLIKELY(jf_ptls()->pending))
+		jf__preempt_enable_slow(); /* a request deferred while we were being switched in */
 	uthread_exit(t, t->fn(t->arg));
 }
 

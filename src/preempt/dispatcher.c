@@ -121,6 +121,11 @@ static uint64_t scan(struct runtime *rt, uint64_t now)
 			s->acted_ns = now; /* the request was deferred (libc, disabled region): again */
 			interrupt(rt, w);
 		}
+		if ((tt_mode == TT_FLAG || tt_mode == TT_HYBRID) && now - s->acted_ns >= q &&
+		    !__atomic_load_n(&w->ptls->flag, __ATOMIC_ACQUIRE)) {
+			s->acted_ns = now; /* answered by a skip (or lost) but the run goes on: again */
+			raise_flag(rt, w);
+		}
 		again = s->acted_ns + q;
 		if (tt_mode == TT_HYBRID && s->flag_ns + rt->cfg.grace_ns > now &&
 		    s->flag_ns + rt->cfg.grace_ns < again)

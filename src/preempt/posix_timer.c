@@ -92,12 +92,15 @@ static void ptimer_on_work(struct worker *self, struct worker *target)
 		ptimer_on_run(target, jf_now_ns());
 }
 
-/* The uthread was in libc (or similar) when the signal came: look again shortly. */
+/*
+ * The uthread was in libc (or similar) when the signal came: look again one quantum later.
+ * Not sooner: a long libc call (a 4 MB memcpy) would otherwise be hit by a storm of ~19 us
+ * timer signals (test_registers ran 100x slower with quarter-quantum retries).
+ */
 static void ptimer_retry(struct worker *w, uint64_t now)
 {
-	uint64_t q = jf_rt->cfg.quantum_ns / 4;
 	(void)now;
-	arm(w, q > 5000 ? q : 5000);
+	arm(w, jf_rt->cfg.quantum_ns);
 }
 
 static void ptimer_kick(struct worker *w)

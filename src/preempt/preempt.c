@@ -12,7 +12,8 @@
  * any worker, it returns from the handler and rt_sigreturn restores that state exactly. Two
  * things in the frame describe the kernel thread it was taken on and are rewritten before
  * returning: uc_stack (rt_sigreturn reinstalls it as the current thread's alternate signal stack)
- * and uc_sigmask (the mask of the worker it resumes on, the signal unblocked). While the handler
+ * and uc_sigmask (kept: the uthread's mask when it was interrupted, with the preemption signal
+ * unblocked; sigreturn installs it on the worker it resumes on). While the handler
  * decides, the signal stays blocked, so a request that arrives meanwhile waits in the kernel
  * instead of nesting; only when it really switches away does it unblock the signal for the
  * uthreads that run next: one sigprocmask per preemption, none per switch (Aspen's signal mode
@@ -156,7 +157,7 @@ bool jf_preempt_request(void *ucontext)
 static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_thread *cur,
 			       uintptr_t pc)
 {
-	uint64_t now = jf_now_ns(), start;
+	uint64_t now = jf_now_ns(), start, seq;
 
 	if (pc && jf_preempt_pc_denied(pc)) {
 		STAT_INC(w, preempt_deferred);
@@ -181,7 +182,14 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 		 */
 		pthread_sigmask(SIG_UNBLOCK, &rt->psig_set, NULL);
 	}
+	seq = w->run_seq;
 	jf_sched_preempt(cur);
+	w = cur->worker;
+	if (w->run_seq == seq && rt->mech->on_run) {
+		/* The policy picked @cur again: no new run started, so arm for this one. */
+		rt->mech->on_run(w, jf_now_ns());
+		return false;
+	}
 	return true;
 }
 
@@ -204,9 +212,16 @@ bool jf_preempt_request_at(uintptr_t pc)
 	 * in its own handler) only marks itself pending instead of re-entering.
 	 */
 	jf_pcount_set(1);
-	preempted = decide_and_preempt(rt, w, cur, pc);
 	jf_ptls()->pending = 0;
+	preempted = decide_and_preempt(rt, w, cur, pc);
 	jf_pcount_set(0);
+	/*
+	 * A request that arrived while we decided, or while this uthread was switched out and being
+	 * switched back in, was deferred to "the end of the runtime section", which is now: take it
+	 * like jf_preempt_enable() would (usually a skip that re-arms the mechanism).
+	 */
+	if (JF_UNLIKELY(jf_ptls()->pending))
+		jf__preempt_enable_slow();
 	return preempted;
 }
 
@@ -220,7 +235,11 @@ void jf__preempt_enable_slow(void)
 void jf__safepoint_slow(void)
 {
 	struct jf__preempt_tls *p = jf_ptls();
+	struct worker *w = jf_this_worker();
+
 	__atomic_store_n(&p->flag, 0, __ATOMIC_RELAXED);
+	if (w)
+		STAT_INC(w, preempt_requests); /* a safepoint flag answered */
 	jf_preempt_request(NULL);
 }
 
@@ -264,7 +283,8 @@ static void preempt_signal(int sig, siginfo_t *si, void *ucv)
 			uc->uc_stack.ss_size = 0;
 			uc->uc_stack.ss_flags = SS_DISABLE;
 		}
-		uc->uc_sigmask = w->sigmask;
+		/* Its own mask as it was when interrupted: only the preemption signal must be open. */
+		sigdelset(&uc->uc_sigmask, jf_rt->cfg.preempt_signal);
 	}
 	errno = saved_errno;
 }

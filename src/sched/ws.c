@@ -110,6 +110,17 @@ static bool ws_has_work(struct jf_policy *p, int worker)
 	return false;
 }
 
+/*
+ * Preempt @cur (which has used its quantum) only if work waits in this worker's own queue:
+ * other workers' queues are theirs to serve (their own quanta) and idle workers steal from
+ * them; preempting here would only pick @cur again.
+ */
+static bool ws_tick(struct jf_policy *p, int worker, struct jf_task *cur, uint64_t now)
+{
+	(void)cur, (void)now;
+	return pwq_has_local_work(p, worker);
+}
+
 const struct jf_policy_ops jf_policy_ws = {
 	.name = "ws",
 	.summary = "per-worker FIFO queues with work stealing (c-FCFS approximation)",
@@ -122,4 +133,5 @@ const struct jf_policy_ops jf_policy_ws = {
 	.enqueue_pick = ws_enqueue_pick,
 	.balance = ws_balance,
 	.has_work = ws_has_work,
+	.tick = ws_tick,
 };
