@@ -3,8 +3,9 @@
 #   make test      build plain (-Werror), ASan+UBSan and TSan, run the CTest suite on each,
 #                  and check that an installed Jiffy builds the README example via pkg-config
 #   make demo      run the example against an installed copy, then the benchmark table
-#   make bench     the full benchmark table (Jiffy vs Boost.Fiber, Go, pthreads) and the
-#                  idle-spin measurement
+#   make bench     the full benchmark table (Jiffy vs Boost.Fiber, Go, pthreads), the
+#                  idle-spin measurement and the preemption benchmarks
+#   make calibrate jiffy-calibrate: the smallest quantum per mechanism on this machine
 #   make install   PREFIX=/usr/local (default)
 JOBS    ?= $(shell nproc)
 PREFIX  ?= /usr/local
@@ -13,7 +14,7 @@ ASAN    ?= build-asan
 TSAN    ?= build-tsan
 CMAKE   := cmake -G Ninja -DJIFFY_WERROR=ON
 
-.PHONY: all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
+.PHONY: calibrate all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
 	demo bench install clean
 
 all: build
@@ -49,7 +50,10 @@ test-tsan: build-tsan
 	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		ctest --test-dir $(TSAN) --output-on-failure -j 2
 
-test-install: build
+test-calibrate: build
+	@$(BUILD)/tools/jiffy-calibrate
+
+install: build
 	@echo "== install + pkg-config + README example =="
 	@scripts/test-install.sh $(BUILD)
 
@@ -65,6 +69,13 @@ bench: build
 	@bench/run.sh $(BUILD)
 	@echo "== idle spin before parking (JIFFY_SPIN_US) =="
 	@$(BUILD)/bench/idle_spin
+	@echo "== preemption: signal floor, per-preemption cost, slowdown vs quantum, timeliness, dispatcher =="
+	@$(BUILD)/bench/preempt_bench
+	@echo "== resume path: rt_sigreturn vs restoring by hand =="
+	@$(BUILD)/bench/resume_path
+
+calibrate: build
+	@$(BUILD)/tools/jiffy-calibrate
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
