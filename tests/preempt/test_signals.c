@@ -277,7 +277,11 @@ static void *mask_fn(void *arg)
 		if (now - prev > 10 * PT_US)
 			m->resumes++;
 		prev = now;
-		x = pt_work(x, 250);
+		/*
+		 * Mostly user code: pthread_sigmask() is in libc, where preemption is deferred by
+		 * design, so a loop that spends most of its time there is rarely preempted.
+		 */
+		x = pt_work(x, 2500);
 		CHECK_EQ(pthread_sigmask(SIG_BLOCK, NULL, &cur), 0);
 		if (!sigismember(&cur, m->blocked) || sigismember(&cur, m->other) ||
 		    sigismember(&cur, preempt_signal)) {
