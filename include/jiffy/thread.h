@@ -17,8 +17,8 @@
  * be moved between computing errno's address and storing through it. This header therefore
  * redefines `errno`, in every C file that includes it, as an %fs-relative lvalue (GCC's
  * __seg_fs): every read and write is one instruction that addresses the kernel thread it executes
- * on, so neither caching nor preemption can split it. (C++ and strict ISO C (-std=c17) get a
- * non-cacheable function form,
+ * on, so neither caching nor preemption can split it. (C++, strict ISO C (-std=c17) and
+ * ASan/TSan builds, which cannot instrument %fs: accesses, get a non-cacheable function form,
  * which preemption can still split between address and access: wrap such code in
  * jf_preempt_disable() if it migrates.) `&errno` has a __seg_fs type in C; code that needs a
  * plain pointer must call __errno_location(). Files that do not include <jiffy/jiffy.h> must not
@@ -64,7 +64,8 @@ static inline int *jf_errno_location(void)
 
 #ifndef JIFFY_NO_ERRNO_MACRO
 #undef errno
-#if defined(__SEG_FS) && !defined(__cplusplus) && !defined(__STRICT_ANSI__)
+#if defined(__SEG_FS) && !defined(__cplusplus) && !defined(__STRICT_ANSI__) && \
+	!defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) /* they cannot instrument %fs: accesses */
 #define errno (*(int __seg_fs *)jf__errno_offset())
 #else
 #define errno (*jf_errno_location())

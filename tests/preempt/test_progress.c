@@ -3,7 +3,9 @@
  * uthread A that computes without ever blocking or yielding (it waits for a flag only a uthread
  * spawned after it can set) is interrupted once it has used its quantum, so that uthread B runs
  * and A finishes; under the signal mechanisms this holds also when A never calls jf_safepoint(),
- * under "safepoint" it holds because A calls jf_safepoint() about every microsecond. And two
+ * under "safepoint" it holds because A calls jf_safepoint() about every microsecond; it holds
+ * too when A spends nearly all its time in memcpy(), where requests are deferred (they must be
+ * retried until one lands where A may be preempted, or be taken when A leaves libc). And two
  * uthreads that each count in a tight loop for 200 ms (longer if the machine is so loaded that
  * they have not yet taken 20 turns each) share the worker round-robin: both count, each gets a
  * fair share (at least 10%) and each runs again and again after the other, not once.
@@ -21,6 +23,8 @@ static uint64_t quantum_ns;
 static atomic_int b_ran;
 static atomic_ullong b_ran_at;
 static int a_safepoints;
+static unsigned char *a_buf; /* A_BUF bytes, twice: A copies one half to the other */
+#define A_BUF (1u << 20)
 
 static void *b_fn(void *arg)
 {
@@ -40,7 +44,13 @@ static void *a_fn(void *arg)
 	b = jft_spawn_on(0, b_fn, NULL);
 	t0 = jf_now_ns();
 	while (!atomic_load_explicit(&b_ran, memory_order_relaxed)) {
-		x = pt_work(x, 250); /* about 1 us */
+		if (a_buf) {
+			/* Nearly all of A's time is in libc, where it must not be preempted. */
+			memcpy(a_buf + (x & 1) * A_BUF, a_buf + (~x & 1) * A_BUF, A_BUF);
+			x++;
+		} else {
+			x = pt_work(x, 250); /* about 1 us */
+		}
 		if (a_safepoints)
 			jf_safepoint();
 		if (jf_now_ns() - t0 > 10 * PT_S) {
@@ -50,9 +60,9 @@ static void *a_fn(void *arg)
 			CHECK(!"no preemption: B never ran");
 		}
 	}
-	printf("%s [%s]: A%s safepoints: B ran %.1f us after A started computing "
+	printf("%s [%s]: A%s%s safepoints: B ran %.1f us after A started computing "
 	       "(quantum %llu us)\n",
-	       NAME, mech, a_safepoints ? " with" : " without",
+	       NAME, mech, a_buf ? " (in memcpy)" : "", a_safepoints ? " with" : " without",
 	       (double)(atomic_load(&b_ran_at) - t0) / 1e3,
 	       (unsigned long long)(quantum_ns / PT_US));
 	jft_join(b);
@@ -186,6 +196,17 @@ int main(void)
 		a_safepoints = 0;
 		jft_run(&cfg, part1_main, NULL);
 	}
+	/*
+	 * A spends nearly all its time in memcpy(): requests that land there are deferred, and
+	 * must be retried until one is taken.
+	 */
+	a_buf = malloc(2 * A_BUF);
+	CHECK(a_buf != NULL);
+	memset(a_buf, 0x5a, 2 * A_BUF);
+	a_safepoints = pt_is_safepoint(mech);
+	jft_run(&cfg, part1_main, NULL);
+	free(a_buf);
+	a_buf = NULL;
 	jft_run(&cfg, part2_main, NULL);
 	jft_ok(NAME);
 	return 0;
