@@ -172,8 +172,9 @@ static void *part2_main(void *arg)
 		CHECK(counters[i].count > 0);
 		/* Taking turns, not one after the other. */
 		CHECK_GE(atomic_load(&counters[i].turns), MIN_TURNS);
-		/* A fair share, give or take: at least 10% each. */
-		CHECK_GE(counters[i].count * 10, total);
+		/* A fair share, give or take: at least 10% each (2% in the several-times-slower
+		 * sanitizer builds, where a loaded machine skews shares more). */
+		CHECK_GE(counters[i].count * JFT_SCALE(10, 50), total);
 	}
 	st = pt_stats();
 	pt_print_stats(NAME, mech, &st);
