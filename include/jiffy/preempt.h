@@ -13,8 +13,10 @@
  * (the whole XCR0 state: x87, SSE, AVX, AVX-512), its errno and the signal mask it had, on
  * whichever worker (voluntary switches do not save masks: see jiffy/thread.h); a uthread is never preempted inside a jf_preempt_disable() region, inside the runtime,
  * or while it executes code in libc, the dynamic loader, libstdc++, libgcc_s or a sanitizer
- * runtime (so malloc and stdio are never interrupted mid-call); such a preemption is deferred
- * and taken as soon as it is allowed.
+ * runtime (so malloc and stdio are never interrupted mid-call). Such a preemption is deferred:
+ * at the end of a jf_preempt_disable() region or runtime call it is taken at once; when it was
+ * deferred because the uthread was in libc (or a library like it), the mechanism asks again one
+ * quantum later, so code that spends most of its time inside libc is preempted late.
  */
 #ifndef JIFFY_PREEMPT_H
 #define JIFFY_PREEMPT_H
