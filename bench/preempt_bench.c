@@ -59,8 +59,10 @@ struct mech {
 	const char *name;
 	int available;
 	char why[200];
-	int failed; /* a run failed: skipped from then on */
+	int failed; /* a run hung or jf_run refused: skipped from then on */
 	char fail_why[200];
+	int crashes; /* runs that crashed (the others still run) */
+	char crash_why[240];
 };
 
 /* "+spin": the timer thread spins on a CPU of its own (JIFFY_TIMER_SPIN=1) instead of sleeping. */
@@ -88,9 +90,22 @@ static int usable(const char *name)
 static int baseline_failed;
 static char baseline_why[200];
 
-static void note_failure(const char *name, const char *why)
+/*
+ * A run of @name failed. A crash costs only that run: the mechanism keeps running elsewhere (it
+ * may crash at 5 us and work at 100 us). A time-out or a refusal by jf_run skips it from then on.
+ * Return: -2 for a crash, -1 otherwise.
+ */
+static int note_failure(const char *name, const char *why, const char *where)
 {
 	struct mech *m = find_mech(name);
+	if (m && strncmp(why, "crashed", 7) == 0) {
+		if (!m->crashes++) {
+			snprintf(m->crash_why, sizeof(m->crash_why), "%s (first at %s)", why, where);
+			fprintf(stderr, "preempt_bench: mechanism %s %s at %s (its other runs go on)\n",
+				name, why, where);
+		}
+		return -2;
+	}
 	if (m) {
 		if (!m->failed) {
 			m->failed = 1;
@@ -103,6 +118,7 @@ static void note_failure(const char *name, const char *why)
 		snprintf(baseline_why, sizeof(baseline_why), "%s", why);
 		fprintf(stderr, "preempt_bench: mechanism %s failed: %s\n", name, why);
 	}
+	return -1;
 }
 
 static double ms(uint64_t ns)
@@ -136,8 +152,10 @@ static int run_batch(const char *mech, uint64_t q_us, int safepoints, struct ph_
 	if (strcmp(mech, "none") == 0 && baseline_failed)
 		return -1;
 	if (ph_run(&c, r) != 0) {
-		note_failure(mech, r->why);
-		return -1;
+		char where[64];
+		snprintf(where, sizeof(where), "q = %" PRIu64 " us, %s", q_us,
+			 safepoints ? "sp" : "no-sp");
+		return note_failure(mech, r->why, where);
 	}
 	if (opt.verbose)
 		fprintf(stderr,
@@ -358,7 +376,7 @@ static void part_mech(void)
 		}
 		if (!n[i]) {
 			printf("   %-15s %-6s failed: %s\n", row->mech, wl,
-			       m->failed ? m->fail_why : "no run succeeded");
+			       m->failed ? m->fail_why : m->crashes ? m->crash_why : "no run succeeded");
 			continue;
 		}
 		/* Per-run costs; the run with the median cost represents the row. */
@@ -452,11 +470,12 @@ static struct {
 static void part_slowdown(void)
 {
 	enum { MAXR = 16 };
-	int reps = opt.reps ? opt.reps : (opt.quick ? 2 : 3);
+	int reps = opt.reps ? opt.reps : (opt.quick ? 2 : 5);
 	if (reps > MAXR)
 		reps = MAXR;
 	uint64_t base[2] = {UINT64_MAX, UINT64_MAX};
 	static struct ph_run_res best[NSLOW][NQ_MAX];
+	static int crashed[NSLOW][NQ_MAX];
 	struct ph_run_res r;
 
 	memset(best, 0, sizeof(best));
@@ -466,8 +485,10 @@ static void part_slowdown(void)
 				if (run_batch("none", 100, sp, &r) == 0 && T(&r) < base[sp])
 					base[sp] = T(&r);
 			for (size_t i = 0; i < NSLOW; i++) {
-				if (run_batch(slow_rows[i].mech, quanta_us[qi], slow_rows[i].safepoints,
-					      &r) != 0)
+				int rc = run_batch(slow_rows[i].mech, quanta_us[qi],
+						   slow_rows[i].safepoints, &r);
+				crashed[i][qi] |= rc == -2;
+				if (rc != 0)
 					continue;
 				if (!best[i][qi].ok || T(&r) < T(&best[i][qi]))
 					best[i][qi] = r;
@@ -489,7 +510,8 @@ static void part_slowdown(void)
 	       "by safepoint), 'no-sp' never does (safepoint then never preempts: not shown).\n",
 	       opt.chunk_ns / 1000);
 	printf("   safepoint check overhead itself (mechanism none): T_none(sp) = %.2f ms, "
-	       "T_none(no-sp) = %.2f ms: %+.2f%% (noise level: a few tenths of a %%)\n",
+	       "T_none(no-sp) = %.2f ms: %+.2f%% (a load and a branch per chunk: ~0.1%%;\n"
+	       "   differences up to ~1%% between these two are code layout and noise)\n",
 	       ms(base[1]), ms(base[0]), slow_res.sp_overhead);
 	csv_row("slowdown", "none", "", 0, 1, "safepoint_check_overhead", slow_res.sp_overhead, "%");
 
@@ -529,7 +551,8 @@ static void part_slowdown(void)
 				if (tab == 0)
 					slow_res.slow[i][qi] = v;
 				if (!b->ok)
-					snprintf(cell, sizeof(cell), "%s", m->failed ? "fail" : "-");
+					snprintf(cell, sizeof(cell), "%s",
+						 crashed[i][qi] ? "crash" : m->failed ? "fail" : "-");
 				else
 					fmt(cell, sizeof(cell), v, tab == 0 ? 1 : tab == 1 ? 1 : 0);
 				printf(" %9s", cell);
@@ -542,6 +565,8 @@ static void part_slowdown(void)
 			}
 			if (m->failed && tab == 0)
 				printf("   (%s)", m->fail_why);
+			else if (m->crashes && tab == 0)
+				printf("   (crashes: see the notes at the end)");
 			printf("\n");
 		}
 	}
@@ -617,7 +642,9 @@ static void part_timeliness(void)
 				continue;
 			}
 			if (ph_run(&c, &r) != 0) {
-				note_failure(row->mech, r.why);
+				char where[64];
+				snprintf(where, sizeof(where), "timeliness q = %" PRIu64 " us", tq[qi]);
+				note_failure(row->mech, r.why, where);
 				printf("   %-15s %-6s %5" PRIu64 " failed: %s\n", row->mech, wl, tq[qi],
 				       r.why);
 				continue;
@@ -672,7 +699,7 @@ static void part_timeliness(void)
 
 static void print_nmax(const char *label, double fixed, double per_worker)
 {
-	printf("   %-15s %-22s", "", label);
+	printf("   %-38s", label);
 	for (int qi = 0; qi < nq; qi++) {
 		double q = (double)quanta_us[qi] * 1000;
 		double n = per_worker > 0 ? (q - fixed) / per_worker : INFINITY;
@@ -696,6 +723,9 @@ static void part_scale(void)
 	const uint64_t dur = opt.quick ? 100000000u : 150000000u;
 	/* The two ends of what a timer thread sends: a tgkill per request, or a flag store. */
 	static const char *const smechs[] = {"dispatcher", "safepoint"};
+	enum { NS = 2, MAXRUNS = 2 * 5 * 3 };
+	double xs[MAXRUNS * 4], ys[MAXRUNS];
+	int nfit = 0, have[NS] = {0};
 	struct ph_machine mach;
 
 	ph_machine_describe(&mach);
@@ -710,11 +740,10 @@ static void part_scale(void)
 	printf("   %-15s %5s %3s %9s %9s %10s %9s %8s %11s %13s %10s\n", "mechanism", "q_us", "N",
 	       "scans/s", "scan us", "requests/s", "preempt/s", "tmr CPU", "CPU/scan ns",
 	       "CPU/scan/N ns", "CPU/req ns");
-	for (size_t mi = 0; mi < sizeof(smechs) / sizeof(smechs[0]); mi++) {
+	for (int mi = 0; mi < NS; mi++) {
 		const char *name = smechs[mi];
 		const struct mech *m = find_mech(name);
-		double xs[3 * 5 * 3], ys[5 * 3], sig[5 * 3];
-		int nfit = 0, failed = 0;
+		int failed = 0;
 		if (!m->available) {
 			printf("   %-15s unavailable: %s\n", name, m->why);
 			continue;
@@ -739,11 +768,13 @@ static void part_scale(void)
 					break;
 				}
 				if (ph_run(&c, &r) != 0) {
-					note_failure(name, r.why);
+					char where[64];
+					snprintf(where, sizeof(where), "scale q = %" PRIu64 " us, N = %u",
+						 sq[qi], wl[wi]);
+					note_failure(name, r.why, where);
 					printf("   %-15s %5" PRIu64 " %3u failed: %s\n", name, sq[qi], wl[wi],
 					       r.why);
-					failed = 1;
-					break;
+					continue;
 				}
 				double sec = (double)r.wall_ns / 1e9;
 				uint64_t req = r.signals_sent + r.flags_set;
@@ -769,73 +800,77 @@ static void part_scale(void)
 					"preempts_per_s", (double)r.st.preempts / sec, "1/s");
 				csv_row("scale", name, "safepoints", (double)sq[qi], (int)wl[wi],
 					"timer_cpu", cpu_pct, "%");
-				if (r.scans) {
-					xs[nfit * 3 + 0] = (double)r.scans;
-					xs[nfit * 3 + 1] = (double)r.scans * wl[wi];
-					xs[nfit * 3 + 2] = (double)req;
+				if (r.scans && nfit < MAXRUNS) {
+					xs[nfit * 4 + 0] = (double)r.scans;
+					xs[nfit * 4 + 1] = (double)r.scans * wl[wi];
+					xs[nfit * 4 + 2] = (double)r.signals_sent;
+					xs[nfit * 4 + 3] = (double)r.flags_set;
 					ys[nfit] = (double)r.timer_cpu_ns;
-					sig[nfit] = (double)r.signals_sent;
 					nfit++;
+					have[mi] = 1;
 				}
 			}
-		if (failed)
+	}
+	/*
+	 * Both mechanisms run the same scan; they differ in what a request costs. One fit over every
+	 * run: CPU = c0 x scans + c1 x scans x N + cs x signals + cf x flags. c0 is what a scan costs
+	 * whatever N (mostly the sleep and wake-up), c1 looking at one worker.
+	 */
+	double cf[4];
+	if (!have[0] && !have[1]) {
+		printf("   no run counted scans: nothing to extrapolate\n\n");
+		return;
+	}
+	if (nfit < 6 || ph_lsq(xs, ys, nfit, 4, cf) != 0) {
+		printf("   fit: too few runs, or the runs do not separate the costs\n\n");
+		return;
+	}
+	double c0 = cf[0] > 0 ? cf[0] : 0, c1 = cf[1] > 0 ? cf[1] : 0;
+	printf("   fit over %d runs: timer CPU = %.0f ns x scans + %.1f ns x scans x N + %.0f ns x "
+	       "signals + %.0f ns x flags\n",
+	       nfit, cf[0], cf[1], cf[2], cf[3]);
+	if (!(cf[1] > 0))
+		printf("   the cost per worker of a scan is below what this machine resolves (the noise of "
+		       "a wake-up, ~%.0f us): taken as 0\n", c0 / 1000);
+	/*
+	 * Per request on many cores: a tgkill to a worker that runs on a core of its own, which is
+	 * part a (ii)'s sender cost; in these oversubscribed runs the target is often not running
+	 * and a tgkill is cheaper, which is what the fit sees. A flag store: the fit.
+	 */
+	double c_sig = raw.x.ok ? raw.x.tx_cost_ns : (cf[2] > 0 ? cf[2] : 0);
+	double c_flag = cf[3] > 0 ? cf[3] : 0;
+	printf("   per request: dispatcher %.0f ns (%s), safepoint %.0f ns (flag store, fit%s)\n",
+	       c_sig, raw.x.ok ? "a tgkill to a thread running on another CPU, part a (ii)" : "fit",
+	       c_flag, cf[3] > 0 ? "" : ": below resolution, taken as 0");
+	printf("   %-38s", "implied max workers at");
+	for (int qi = 0; qi < nq; qi++)
+		printf(" %5" PRIu64 "us", quanta_us[qi]);
+	printf("\n");
+	for (int mi = 0; mi < NS; mi++) {
+		if (!have[mi])
 			continue;
-		/*
-		 * CPU = c0 x scans + c1 x scans x N + c2 x requests over every run of the mechanism:
-		 * c0 is what a scan costs whatever N (mostly the sleep and wake-up), c1 reading one
-		 * worker, c2 one request (a tgkill, or a flag store). If the fit gives no usable c2 for
-		 * a signal mechanism, take the raw tgkill sender cost (part a) and fit c0, c1 alone.
-		 */
-		double cf[3] = {NAN, NAN, NAN};
-		const char *c2_from = "fit";
-		int fit_ok = nfit >= 4 && ph_lsq(xs, ys, nfit, 3, cf) == 0;
-		int signals = strcmp(name, "safepoint") != 0;
-		if (signals && raw.x.ok && (!fit_ok || !(cf[2] > 0))) {
-			double xs2[2 * 5 * 3], ys2[5 * 3];
-			for (int k = 0; k < nfit; k++) {
-				xs2[2 * k] = xs[3 * k];
-				xs2[2 * k + 1] = xs[3 * k + 1];
-				ys2[k] = ys[k] - raw.x.tx_cost_ns * sig[k];
-			}
-			fit_ok = nfit >= 3 && ph_lsq(xs2, ys2, nfit, 2, cf) == 0;
-			cf[2] = raw.x.tx_cost_ns;
-			c2_from = "raw tgkill, part a";
-		}
-		if (!fit_ok) {
-			printf("   %-15s fit: not enough runs with scans counted\n", name);
-			continue;
-		}
-		double c0 = cf[0] > 0 ? cf[0] : 0, c1 = cf[1] > 0 ? cf[1] : 0, c2 = cf[2] > 0 ? cf[2] : 0;
-		printf("   %-15s fit over %d runs: CPU per scan = %.0f ns + %.1f ns x N; per request "
-		       "%.0f ns (%s)",
-		       name, nfit, cf[0], cf[1], cf[2], c2_from);
-		if (signals && raw.x.ok)
-			printf("; raw tgkill sender cost %.0f ns", raw.x.tx_cost_ns);
-		if (!(cf[1] > 0))
-			printf("\n   %-15s the cost per worker is below what this machine resolves (the "
-			       "noise of a wake-up); taken as 0 below", "");
-		if (!(cf[2] > 0))
-			printf("\n   %-15s the cost per request is below what this machine resolves; "
-			       "taken as 0 below", "");
-		printf("\n   %-15s %-22s", "", "implied max workers at");
-		for (int qi = 0; qi < nq; qi++)
-			printf(" %5" PRIu64 "us", quanta_us[qi]);
-		printf("\n");
-		print_nmax("sleeping timer thread", c0, c1 + c2);
-		print_nmax("spinning timer thread", 0, c1 + c2);
+		double per_req = mi == 0 ? c_sig : c_flag;
+		char label[64];
+		snprintf(label, sizeof(label), "%s, sleeping", smechs[mi]);
+		print_nmax(label, c0, c1 + per_req);
+		snprintf(label, sizeof(label), "%s, spinning", smechs[mi]);
+		print_nmax(label, 0, c1 + per_req);
 		for (int qi = 0; qi < nq; qi++) {
 			double q = (double)quanta_us[qi] * 1000;
-			double ns = c1 + c2 > 0 ? floor((q - c0) / (c1 + c2)) : NAN;
-			double np = c1 + c2 > 0 ? floor(q / (c1 + c2)) : NAN;
-			csv_row("scale", name, "sleep", (double)quanta_us[qi], 0, "implied_max_workers",
-				ns < 0 ? 0 : ns, "");
-			csv_row("scale", name, "spin", (double)quanta_us[qi], 0, "implied_max_workers", np,
-				"");
+			double ns = c1 + per_req > 0 ? floor((q - c0) / (c1 + per_req)) : NAN;
+			double np = c1 + per_req > 0 ? floor(q / (c1 + per_req)) : NAN;
+			csv_row("scale", smechs[mi], "sleep", (double)quanta_us[qi], 0,
+				"implied_max_workers", ns < 0 ? 0 : ns, "");
+			csv_row("scale", smechs[mi], "spin", (double)quanta_us[qi], 0,
+				"implied_max_workers", np, "");
 		}
-		csv_row("scale", name, "", 0, 0, "fit_cpu_per_scan_fixed", cf[0], "ns");
-		csv_row("scale", name, "", 0, 0, "fit_cpu_per_scan_per_worker", cf[1], "ns");
-		csv_row("scale", name, "", 0, 0, "cpu_per_request", cf[2], "ns");
 	}
+	csv_row("scale", "", "", 0, 0, "fit_cpu_per_scan_fixed", cf[0], "ns");
+	csv_row("scale", "", "", 0, 0, "fit_cpu_per_scan_per_worker", cf[1], "ns");
+	csv_row("scale", "", "", 0, 0, "fit_cpu_per_signal", cf[2], "ns");
+	csv_row("scale", "", "", 0, 0, "fit_cpu_per_flag", cf[3], "ns");
+	csv_row("scale", "dispatcher", "", 0, 0, "cpu_per_request_used", c_sig, "ns");
+	csv_row("scale", "safepoint", "", 0, 0, "cpu_per_request_used", c_flag, "ns");
 	printf("   EXTRAPOLATED: N_max(q) = (q - fixed cost per scan) / (cost per worker per scan + "
 	       "cost per request), i.e. one scan and one preemption of every worker per quantum\n"
 	       "   (all workers run long tasks, as in Aspen Fig. 11); a spinning timer thread pays no "
@@ -1032,14 +1067,18 @@ int main(int argc, char **argv)
 	print_summary();
 	int nfail = 0;
 	for (size_t i = 0; i < NMECH; i++)
-		nfail += mechs[i].failed;
+		nfail += mechs[i].failed || mechs[i].crashes;
 	if (nfail || baseline_failed) {
 		printf("notes:\n");
 		if (baseline_failed)
 			printf("  mechanism none (baseline) failed: %s\n", baseline_why);
-		for (size_t i = 0; i < NMECH; i++)
+		for (size_t i = 0; i < NMECH; i++) {
 			if (mechs[i].failed)
 				printf("  mechanism %s failed: %s\n", mechs[i].name, mechs[i].fail_why);
+			if (mechs[i].crashes)
+				printf("  mechanism %s crashed in %d runs: %s\n", mechs[i].name,
+				       mechs[i].crashes, mechs[i].crash_why);
+		}
 	}
 	struct ph_contention ct;
 	ph_contention(&ct);

@@ -50,9 +50,9 @@ double ph_busy_cpus(unsigned ms);
 /* ---- the compute kernel -------------------------------------------------------------------- */
 
 /**
- * ph_spin() - @iters steps of a dependent multiply-add chain that also loads from a 32 KiB
- * read-only table (an L1-sized working set, so that what a signal or a switch evicts shows).
- * Returns the new chain value (keep it, or the work is dead code).
+ * ph_spin() - @iters steps of a dependent multiply-add chain in registers (a compute-bound loop
+ * whose speed does not depend on the caches, so runs compare to < 1 %). Returns the new chain
+ * value (keep it, or the work is dead code).
  */
 uint64_t ph_spin(uint64_t x, uint64_t iters);
 

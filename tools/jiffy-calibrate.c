@@ -25,7 +25,8 @@
  * JSON (--out): {"format": "jiffy-calibrate/1", "jiffy_version", "date", "machine": {...},
  *   "method": {...}, "raw": {...}, "mechanisms": {"<name>": {"mechanism": str (the JIFFY_PREEMPT
  *   value), "timer_spin": bool, "available": bool, "why": str|null,
- *   "failed": str|null, "cost_ns": {"receiver": num|null, "sender": num|null},
+ *   "failed": str|null, "crashed_runs": int, "crash": str|null,
+ *   "cost_ns": {"receiver": num|null, "sender": num|null},
  *   "slowdown_pct": {"<quantum_us>": num|null, ...}, "preempts_per_s": {...},
  *   "recommended_quantum_us": num|null}, ...}}. Times are ns, quanta us, slowdowns percent.
  *
@@ -61,8 +62,10 @@ struct mech_result {
 	const char *name;
 	int available;
 	char why[200];
-	int failed;
+	int failed; /* hung, or refused by jf_run: skipped from then on */
 	char fail_why[200];
+	int crashes; /* crashed runs (the mechanism still runs at other quanta) */
+	char crash_why[240];
 	struct ph_run_res best[NQ];
 	double slowdown[NQ], preempts_per_s[NQ];
 	double receiver_ns, sender_ns;
@@ -125,9 +128,17 @@ static void measure(void)
 				if (!m->available || m->failed)
 					continue;
 				if (run_one(m->name, quanta_us[qi], &r) != 0) {
-					m->failed = 1;
-					snprintf(m->fail_why, sizeof(m->fail_why), "%s", r.why);
-					fprintf(stderr, "jiffy-calibrate: %s failed: %s\n", m->name, r.why);
+					if (strncmp(r.why, "crashed", 7) == 0) {
+						if (!m->crashes++)
+							snprintf(m->crash_why, sizeof(m->crash_why),
+								 "%s (first at %" PRIu64 " us)", r.why,
+								 quanta_us[qi]);
+					} else {
+						m->failed = 1;
+						snprintf(m->fail_why, sizeof(m->fail_why), "%s", r.why);
+					}
+					fprintf(stderr, "jiffy-calibrate: %s at %" PRIu64 " us: %s\n",
+						m->name, quanta_us[qi], r.why);
 					continue;
 				}
 				if (!m->best[qi].ok || T(&r) < T(&m->best[qi]))
@@ -270,6 +281,8 @@ static int write_json(const char *path, const struct ph_machine *mach, double bu
 		json_str(f, m->available ? NULL : m->why);
 		fprintf(f, ", \"failed\": ");
 		json_str(f, m->failed ? m->fail_why : NULL);
+		fprintf(f, ", \"crashed_runs\": %d, \"crash\": ", m->crashes);
+		json_str(f, m->crashes ? m->crash_why : NULL);
 		fprintf(f, ",\n      \"cost_ns\": {\"receiver\": ");
 		json_num(f, m->receiver_ns);
 		fprintf(f, ", \"sender\": ");
@@ -317,7 +330,7 @@ static void print_table(void)
 		       isnan(m->sender_ns) ? "-" : (snprintf(b2, 32, "%.0f", m->sender_ns), b2));
 		for (int qi = 0; qi < NQ; qi++) {
 			if (isnan(m->slowdown[qi]))
-				printf(" %8s", m->failed ? "fail" : "-");
+				printf(" %8s", m->failed ? "fail" : m->crashes ? "crash" : "-");
 			else
 				printf(" %8.1f", m->slowdown[qi]);
 		}
@@ -328,6 +341,8 @@ static void print_table(void)
 			       quanta_us[0]);
 		if (m->failed)
 			printf("%-16s failed: %s\n", "", m->fail_why);
+		if (m->crashes)
+			printf("%-16s crashed in %d runs: %s\n", "", m->crashes, m->crash_why);
 	}
 	printf("recv ns: receiver cost per preemption (slowdown per preemption, incl. the switch); "
 	       "send ns: timer thread CPU per request ('-': no timer thread).\n");
