@@ -128,6 +128,9 @@ struct worker {
 	void *ptimer;                 /* "timer": its POSIX timer */
 	bool has_ptimer;
 	uint32_t timer_armed;
+	uint64_t retry_seq, retry_ns; /* deferred-request backoff: the run it is for, next delay */
+	uint64_t sig_sent_ns;         /* when the timer thread last sent a signal (0: consumed) */
+	uint64_t sig_lat_ns;          /* EWMA of send -> handler latency, measured by the handler */
 	int uintr_fd, uipi_index;     /* "uintr" */
 
 	struct jf_worker_stats stats;

@@ -11,8 +11,9 @@
  *   hybrid:     raise the flag; if the same run still goes on after the grace period, tgkill()
  *               (Go's cooperative-then-asynchronous preemption);
  *   uintr:      SENDUIPI instead of tgkill (uintr.c).
- * A request that lands in code that may not be interrupted is retried at most every quarter
- * quantum. The thread does not spin on a core: it sleeps until the earliest moment a running
+ * A request that lands in code that may not be interrupted is retried with a backoff (a quarter
+ * quantum, doubling to a quantum). Hybrid sends its signal early by the delivery latency the
+ * handlers measure, and meets q + grace by spinning into that deadline (wait_until()). The thread does not spin on a core: it sleeps until the earliest moment a running
  * uthread's quantum ends (at least every quantum), with 1 ns timer slack, or, with
  * JIFFY_TIMER_SPIN=1, spins on a core of its own as Aspen's timer core and Shinjuku's
  * dispatcher do (no wake-up cost, a whole CPU). Receivers re-check
@@ -39,16 +40,18 @@ struct tt_worker {
 	uint64_t seq;      /* the run we last acted on */
 	uint64_t acted_ns; /* when */
 	uint64_t flag_ns;  /* hybrid: when the flag was raised for that run */
+	uint64_t retry_ns; /* backoff before asking that run again */
 };
 
 static struct tt_worker *tt;
 static enum tt_mode tt_mode;
+static uint64_t tt_late_ns; /* EWMA of how late nanosleep wakes this thread (timer thread only) */
 
 int jf_uintr_send(struct worker *w); /* uintr.c */
 
 static void sleep_until(uint64_t deadline)
 {
-	uint64_t now = jf_now_ns();
+	uint64_t now = jf_now_ns(), late;
 	struct timespec ts;
 
 	if (deadline <= now)
@@ -56,6 +59,10 @@ static void sleep_until(uint64_t deadline)
 	ts.tv_sec = (time_t)((deadline - now) / 1000000000u);
 	ts.tv_nsec = (long)((deadline - now) % 1000000000u);
 	nanosleep(&ts, NULL);
+	now = jf_now_ns();
+	late = now > deadline ? now - deadline : 0;
+	if (late < 1000000u)
+		tt_late_ns = tt_late_ns - tt_late_ns / 8 + late / 8;
 }
 
 static void interrupt(struct runtime *rt, struct worker *w)
@@ -65,6 +72,7 @@ static void interrupt(struct runtime *rt, struct worker *w)
 			__atomic_fetch_add(&rt->pt_signals, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	__atomic_store_n(&w->sig_sent_ns, jf_now_ns(), __ATOMIC_RELAXED);
 	if (syscall(SYS_tgkill, rt->pid, w->tid, rt->cfg.preempt_signal) == 0)
 		__atomic_fetch_add(&rt->pt_signals, 1, __ATOMIC_RELAXED);
 }
@@ -76,28 +84,54 @@ static void raise_flag(struct runtime *rt, struct worker *w)
 }
 
 /*
- * One pass over the workers; returns when the thread should look again: the earliest moment a
- * running uthread's quantum ends, a hybrid grace period expires, or a request made one quantum
- * ago (a preempted uthread's successor is due about then; a deferred request is retried then).
- * Waking once per quantum matters on a VM, where each sleep/wake costs ~40 us of CPU.
+ * Hybrid sends its signal this much before the grace period ends, so that it lands by then: the
+ * delivery latency the handlers measured (worker's EWMA), at most half the grace period.
  */
-static uint64_t scan(struct runtime *rt, uint64_t now)
+static uint64_t hybrid_lead(struct runtime *rt, struct worker *w)
+{
+	uint64_t lead = __atomic_load_n(&w->sig_lat_ns, __ATOMIC_RELAXED);
+	return lead < rt->cfg.grace_ns / 2 ? lead : rt->cfg.grace_ns / 2;
+}
+
+/* Ask a run again after a deferral: backoff from a quarter quantum (>= 2 deliveries) to q. */
+static uint64_t next_retry(struct runtime *rt, struct worker *w, struct tt_worker *s)
+{
+	uint64_t q = rt->cfg.quantum_ns, floor = 2 * __atomic_load_n(&w->sig_lat_ns, __ATOMIC_RELAXED);
+	uint64_t d = s->retry_ns ? s->retry_ns * 2 : q / 4;
+
+	if (d < floor)
+		d = floor;
+	if (d > q)
+		d = q;
+	return d;
+}
+
+/*
+ * One pass over the workers; returns when the thread should look again: the earliest moment a
+ * running uthread's quantum ends, a hybrid grace period expires, or a request is due again (a
+ * deferred request is retried with a backoff, see next_retry()). Waking no more than needed
+ * matters on a VM, where each sleep/wake costs ~40 us of CPU. *@hard is set to the worker whose
+ * hybrid grace deadline is the moment returned (that one is met by spinning into it; see
+ * timer_thread()), else -1.
+ */
+static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 {
 	uint64_t q = rt->cfg.quantum_ns;
 	uint64_t next = now + q;
 
+	*hard = -1;
 	for (int i = 0; i < rt->nworkers; i++) {
 		struct worker *w = &rt->workers[i];
 		struct tt_worker *s = &tt[i];
 		uint64_t start = __atomic_load_n(&w->run_start_ns, __ATOMIC_ACQUIRE);
 		uint64_t seq = __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED);
-		uint64_t due = start + q, again;
+		uint64_t due = start + q, again, grace_end = 0;
 
 		if (!start)
 			continue; /* idle: nothing to interrupt */
 		if (now < due) {
 			if (due < next)
-				next = due;
+				next = due, *hard = -1;
 			continue;
 		}
 		if (!rt->policy.ops->has_work(&rt->policy, w->id))
@@ -105,20 +139,28 @@ static uint64_t scan(struct runtime *rt, uint64_t now)
 		if (s->seq != seq) { /* first action for this run */
 			s->seq = seq;
 			s->acted_ns = now;
+			s->retry_ns = 0;
 			s->flag_ns = due; /* the grace period runs from the end of the quantum, however
 					   * late this thread woke, so hybrid stays within q + grace */
 			if (tt_mode == TT_FLAG || tt_mode == TT_HYBRID)
 				raise_flag(rt, w);
 			else
 				interrupt(rt, w);
-		} else if (tt_mode == TT_HYBRID) {
-			if (now - s->flag_ns >= rt->cfg.grace_ns && now - s->acted_ns >= q / 2 &&
+		}
+		if (tt_mode == TT_HYBRID) {
+			/* (also right after raising the flag, if this thread woke after q + grace) */
+			if (now + hybrid_lead(rt, w) >= s->flag_ns + rt->cfg.grace_ns &&
+			    now - s->acted_ns >= s->retry_ns &&
 			    __atomic_load_n(&w->ptls->flag, __ATOMIC_ACQUIRE)) {
 				s->acted_ns = now; /* no safepoint answered within the grace period */
+				s->retry_ns = next_retry(rt, w, s);
 				interrupt(rt, w);
 			}
-		} else if (tt_mode != TT_FLAG && now - s->acted_ns >= q) {
-			s->acted_ns = now; /* the request was deferred (libc, disabled region): again */
+		} else if (tt_mode != TT_FLAG && now - s->acted_ns >= (s->retry_ns ? s->retry_ns : q) &&
+			   s->acted_ns != now) {
+			/* Not preempted yet: the request was deferred (libc, a disabled region). */
+			s->retry_ns = next_retry(rt, w, s);
+			s->acted_ns = now;
 			interrupt(rt, w);
 		}
 		if ((tt_mode == TT_FLAG || tt_mode == TT_HYBRID) && now - s->acted_ns >= q &&
@@ -126,23 +168,49 @@ static uint64_t scan(struct runtime *rt, uint64_t now)
 			s->acted_ns = now; /* answered by a skip (or lost) but the run goes on: again */
 			raise_flag(rt, w);
 		}
-		again = s->acted_ns + q;
-		if (tt_mode == TT_HYBRID && s->flag_ns + rt->cfg.grace_ns > now &&
-		    s->flag_ns + rt->cfg.grace_ns < again)
-			again = s->flag_ns + rt->cfg.grace_ns;
+		if (tt_mode == TT_HYBRID) {
+			again = s->acted_ns + (s->retry_ns ? s->retry_ns : q);
+			grace_end = s->flag_ns + rt->cfg.grace_ns - hybrid_lead(rt, w);
+			if (grace_end > now && grace_end < again)
+				again = grace_end;
+			else
+				grace_end = 0;
+		} else {
+			again = s->acted_ns + (s->retry_ns ? s->retry_ns : q);
+		}
 		if (again <= now)
-			again = now + q / 2;
-		if (again < next)
+			again = now + q / 2, grace_end = 0;
+		if (again < next) {
 			next = again;
+			*hard = grace_end == again ? i : -1;
+		}
 	}
 	return next;
 }
 
-/* Wait until @deadline: sleep (default), or spin on a core of its own (JIFFY_TIMER_SPIN=1). */
-static void wait_until(struct runtime *rt, uint64_t deadline)
+/*
+ * Wait until @deadline: sleep (default), or spin on a core of its own (JIFFY_TIMER_SPIN=1). A
+ * hard deadline (@hard >= 0: hybrid's q + grace for that worker) is met by sleeping until a
+ * little before it (the measured wake-up lateness: 20-40 us when a KVM vCPU must leave halt)
+ * and spinning the rest, which ends early if the worker answers the flag or switches.
+ */
+static void wait_until(struct runtime *rt, uint64_t deadline, int hard)
 {
 	if (!rt->cfg.timer_spin) {
-		sleep_until(deadline);
+		if (hard < 0) {
+			sleep_until(deadline);
+			return;
+		}
+		uint64_t early = tt_late_ns + 2000;
+		struct worker *w = &rt->workers[hard];
+		uint64_t seq = __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED);
+		if (early > rt->cfg.quantum_ns / 2)
+			early = rt->cfg.quantum_ns / 2;
+		sleep_until(deadline - early);
+		while (jf_now_ns() < deadline && __atomic_load_n(&w->ptls->flag, __ATOMIC_RELAXED) &&
+		       __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED) == seq)
+			for (int i = 0; i < 32; i++)
+				jf_cpu_relax();
 		return;
 	}
 	while (jf_now_ns() < deadline && !__atomic_load_n(&rt->timer_stop, __ATOMIC_RELAXED))
@@ -159,9 +227,10 @@ static void *timer_thread(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL); /* preemption signals are for workers only */
 	prctl(PR_SET_TIMERSLACK, 1UL);           /* wake on time, not up to 50 us late */
 	while (!__atomic_load_n(&rt->timer_stop, __ATOMIC_ACQUIRE)) {
-		uint64_t next = scan(rt, jf_now_ns());
+		int hard;
+		uint64_t next = scan(rt, jf_now_ns(), &hard);
 		__atomic_fetch_add(&rt->pt_scans, 1, __ATOMIC_RELAXED);
-		wait_until(rt, next);
+		wait_until(rt, next, hard);
 	}
 	return NULL;
 }
@@ -170,6 +239,7 @@ int jf_timer_thread_start(struct runtime *rt)
 {
 	int rc;
 
+	tt_late_ns = 0;
 	tt = calloc((size_t)rt->nworkers, sizeof(*tt));
 	if (!tt)
 		return -ENOMEM;

@@ -93,14 +93,14 @@ static void ptimer_on_work(struct worker *self, struct worker *target)
 }
 
 /*
- * The uthread was in libc (or similar) when the signal came: look again one quantum later.
- * Not sooner: a long libc call (a 4 MB memcpy) would otherwise be hit by a storm of ~19 us
- * timer signals (test_registers ran 100x slower with quarter-quantum retries).
+ * The uthread was in libc (or similar) when the signal came: look again after a backoff (a
+ * quarter quantum, doubling up to a quantum for the same run). A fixed quarter quantum was a
+ * storm of ~19 us timer signals on a long libc call (test_registers ran 100x slower).
  */
 static void ptimer_retry(struct worker *w, uint64_t now)
 {
 	(void)now;
-	arm(w, jf_rt->cfg.quantum_ns);
+	arm(w, jf_preempt_retry_delay(w, jf_rt->cfg.quantum_ns));
 }
 
 static void ptimer_kick(struct worker *w)

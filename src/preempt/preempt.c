@@ -135,6 +135,22 @@ bool jf_preempt_pc_denied(uintptr_t pc)
 	return false;
 }
 
+uint64_t jf_preempt_retry_delay(struct worker *w, uint64_t quantum_ns)
+{
+	uint64_t seq = __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED), d;
+
+	if (w->retry_seq != seq) {
+		w->retry_seq = seq;
+		d = quantum_ns / 4;
+	} else {
+		d = w->retry_ns * 2;
+	}
+	if (d > quantum_ns)
+		d = quantum_ns;
+	w->retry_ns = d;
+	return d;
+}
+
 /* --- the decision ----------------------------------------------------------------------------- */
 
 /* Does the policy want @cur, which has used its quantum, off @w? */
@@ -269,6 +285,15 @@ static void preempt_signal(int sig, siginfo_t *si, void *ucv)
 		return;
 	}
 	STAT_INC(w, preempt_requests);
+	if (si->si_code == SI_TKILL) {
+		/* Sent by the timer thread: learn how long delivery takes (hybrid sends that early). */
+		uint64_t sent = __atomic_exchange_n(&w->sig_sent_ns, 0, __ATOMIC_RELAXED);
+		uint64_t now = jf_now_ns(), lat = w->sig_lat_ns;
+		if (sent && now > sent && now - sent < 1000000u)
+			__atomic_store_n(&w->sig_lat_ns,
+					 lat ? lat - lat / 8 + (now - sent) / 8 : now - sent,
+					 __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&w->timer_armed, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&jf_ptls()->flag, 0, __ATOMIC_RELAXED); /* hybrid: the flag is answered */
 	if (jf_preempt_request(uc)) {

@@ -98,6 +98,14 @@ bool jf_preempt_request(void *ucontext);
 /* The same with the interrupted instruction pointer (0: not interrupted, e.g. a safepoint). */
 bool jf_preempt_request_at(uintptr_t pc);
 
+/*
+ * jf_preempt_retry_delay() - a request to @w was deferred (libc, a disabled region): how long to
+ * wait before asking again. Exponential backoff per run: a quarter quantum, then doubling up to a
+ * quantum. A short libc call (malloc) is retried soon; a long one (a 4 MB memcpy) costs only
+ * log2(4) + 1 extra signals per quantum, not a storm.
+ */
+uint64_t jf_preempt_retry_delay(struct worker *w, uint64_t quantum_ns);
+
 /* Is @pc in code that must never be interrupted (libc, ld.so, libstdc++, ...)? */
 bool jf_preempt_pc_denied(uintptr_t pc);
 
