@@ -17,6 +17,43 @@
 extern "C" {
 #endif
 
+/**
+ * struct jf_policy_tunables - every policy's parameters, with the papers' defaults (filled by
+ * jf_policy_tunables_default(); set from the environment through struct jf_config). Times in ns.
+ * @quantum_ns:        the runtime's quantum (JIFFY_QUANTUM_US): the tick of the mechanism.
+ * @rr_slice_ns:       rr: time slice (Skyloft Table 5: 50 us).                   JIFFY_RR_SLICE_US
+ * @twoq_long_ns:      twoq: quantum of a task taken from the preempted queue (Aspen §3.2:
+ *                     "a longer quantum, e.g. 100 us"; 0: 4 x quantum).           JIFFY_TWOQ_LONG_US
+ * @cfs_latency_ns:    cfs: sched_latency, the period in which every runnable task runs once
+ *                     (Skyloft Table 5: 50 us).                                  JIFFY_CFS_LATENCY_US
+ * @cfs_min_gran_ns:   cfs: min_granularity, the shortest slice (Table 5: 12.5 us). JIFFY_CFS_MIN_GRAN_US
+ * @cfs_wakeup_gran_ns: cfs: a woken task preempts the running one only if its vruntime is
+ *                     smaller by more than this (Linux: 1 ms scaled; here 12.5 us). JIFFY_CFS_WAKEUP_GRAN_US
+ * @eevdf_slice_ns:    eevdf: base_slice, the request size (Table 5: 12.5 us).    JIFFY_EEVDF_SLICE_US
+ * @central_mq:        central: one queue per request type (MQ) instead of one (SQ). JIFFY_CENTRAL=sq|mq
+ * @central_head:      central: a preempted task goes back to the head of its queue
+ *                     (true) or the tail (false, Shinjuku's default).            JIFFY_CENTRAL_PREEMPTED=head|tail
+ * @central_slo_ns:    central MQ: the SLO of a type whose tasks set no attr.slo_ns. JIFFY_CENTRAL_SLO_US
+ * @lcbe_be_quantum_ns: lcbe: how long a best-effort task runs before it is asked to
+ *                     yield to other best-effort work (0: 4 x quantum).          JIFFY_LCBE_BE_QUANTUM_US
+ */
+struct jf_policy_tunables {
+	uint64_t quantum_ns;
+	uint64_t rr_slice_ns;
+	uint64_t twoq_long_ns;
+	uint64_t cfs_latency_ns;
+	uint64_t cfs_min_gran_ns;
+	uint64_t cfs_wakeup_gran_ns;
+	uint64_t eevdf_slice_ns;
+	bool central_mq;
+	bool central_head;
+	uint64_t central_slo_ns;
+	uint64_t lcbe_be_quantum_ns;
+};
+
+/** jf_policy_tunables_default() - the papers' defaults (quantum 100 us). */
+void jf_policy_tunables_default(struct jf_policy_tunables *t);
+
 #define JF_POLICY_NAME_MAX 32
 #define JF_MAX_WORKERS 256
 
@@ -43,6 +80,8 @@ extern "C" {
  *                SIGURG, as Go does); a name or a number.              JIFFY_PREEMPT_SIGNAL
  * @timer_spin:   the timer thread (dispatcher, safepoint, hybrid) spins
  *                on a CPU of its own instead of sleeping.              JIFFY_TIMER_SPIN=0|1
+ * @sched:        the policies' parameters (struct jf_policy_tunables above; its quantum_ns
+ *                is ignored here: @quantum_ns is copied into it at start-up).
  */
 struct jf_config {
 	unsigned workers;
@@ -57,6 +96,7 @@ struct jf_config {
 	uint64_t grace_ns;
 	int preempt_signal;
 	bool timer_spin;
+	struct jf_policy_tunables sched;
 };
 
 /** jf_config_default() - fill @cfg with the defaults (no environment). */

@@ -73,10 +73,12 @@ struct jf_policy;
  * struct jf_policy_params - what a policy is configured with at init.
  * @nworkers: number of workers (worker indices are 0..nworkers-1).
  * @seed:     seed for any randomness (victim choice), so the simulator is deterministic.
+ * @tun:      parameters (see above).
  */
 struct jf_policy_params {
 	int nworkers;
 	uint64_t seed;
+	struct jf_policy_tunables tun;
 };
 
 /**
@@ -103,12 +105,21 @@ struct jf_policy_params {
  * @has_work:    (required) cheap, lock-free hint: might pick_next or balance on @worker return a
  *               task? A false "true" costs a spin; a false "false" may delay work until the next
  *               enqueue wakes the worker, so it must not be false while work waits for @worker.
- * @tick:        (optional) the task @cur has used its quantum on @worker: should it be
+ * @slice:       (optional) @cur starts (or goes on) running on @worker at @now: how long may it
+ *               run before tick() is asked? 0 or no op: the runtime's quantum. The mechanism
+ *               interrupts at max(slice, a few us), only while has_work(@worker).
+ * @tick:        (optional) the task @cur has used its slice on @worker: should it be
  *               preempted now? Without it, the runtime preempts when has_work(@worker). May be
- *               called from a signal handler: lock-free, no allocation.
+ *               called from a signal handler: lock-free, no allocation. If it says no, the
+ *               runtime asks slice() again for when to look next.
  *               (cur->started_ns is set when the policy has JF_POLICY_NEEDS_TIME.)
- * @wakeup_preempt: (optional) @woken was just enqueued to worker @target, which runs @cur:
- *               should @cur be preempted for it? (Used with preemption; issue 4.)
+ * @wakeup_preempt: (optional) @woken was just enqueued to worker @target, which is running a
+ *               uthread: should that one be preempted for it now? The policy compares with
+ *               what it last handed @target (it keeps that itself: another worker's running
+ *               task is not safe to touch). Yes: the runtime preempts it at once, directly when
+ *               @target is the caller's worker, else through the mechanism's kick (a signal or
+ *               a safepoint flag; nothing under "none"). Lock-free or briefly locked; no
+ *               allocation.
  * @dispatch:    (optional, JF_POLICY_CENTRAL) run by a dispatcher: place queued tasks on workers.
  */
 struct jf_policy_ops {
@@ -129,9 +140,9 @@ struct jf_policy_ops {
 	void (*blocked)(struct jf_policy *p, int worker, struct jf_task *t, uint64_t now);
 	struct jf_task *(*balance)(struct jf_policy *p, int worker, uint64_t now);
 	bool (*has_work)(struct jf_policy *p, int worker);
+	uint64_t (*slice)(struct jf_policy *p, int worker, struct jf_task *cur, uint64_t now);
 	bool (*tick)(struct jf_policy *p, int worker, struct jf_task *cur, uint64_t now);
-	bool (*wakeup_preempt)(struct jf_policy *p, int target, struct jf_task *cur,
-			       struct jf_task *woken, uint64_t now);
+	bool (*wakeup_preempt)(struct jf_policy *p, int target, struct jf_task *woken, uint64_t now);
 	void (*dispatch)(struct jf_policy *p, uint64_t now);
 };
 

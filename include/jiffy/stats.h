@@ -34,6 +34,8 @@ extern "C" {
  * @preempt_skipped:  requests that found nothing else to run or the quantum not used up.
  * @preempt_deferred: requests that arrived in a non-preemptible region (runtime, libc,
  *              jf_preempt_disable()) and were taken later.
+ * @wakeup_preempts: wakeup preemptions this worker asked for (a task it queued should run
+ *              before the one running on the target; counted on the asking worker).
  */
 struct jf_worker_stats {
 	uint64_t switches;
@@ -51,6 +53,7 @@ struct jf_worker_stats {
 	uint64_t preempts;
 	uint64_t preempt_skipped;
 	uint64_t preempt_deferred;
+	uint64_t wakeup_preempts;
 };
 
 /** jf_stats_worker() - counters of worker @w. Return: 0; -EINVAL bad index; -ESRCH no runtime. */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,22 @@ static unsigned online_cpus(void)
 	return n > 0 ? (unsigned)n : 1;
 }
 
+void jf_policy_tunables_default(struct jf_policy_tunables *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->quantum_ns = 100 * 1000;
+	t->rr_slice_ns = 50 * 1000;          /* Skyloft Table 5 */
+	t->twoq_long_ns = 0;                 /* 4 x quantum (Aspen §3.2: "e.g. 100 us") */
+	t->cfs_latency_ns = 50 * 1000;       /* Skyloft Table 5 */
+	t->cfs_min_gran_ns = 12500;          /* Skyloft Table 5 */
+	t->cfs_wakeup_gran_ns = 12500;
+	t->eevdf_slice_ns = 12500;           /* Skyloft Table 5 */
+	t->central_mq = false;
+	t->central_head = false;             /* Shinjuku: preempted requests to the tail */
+	t->central_slo_ns = 50 * 1000;
+	t->lcbe_be_quantum_ns = 0;           /* 4 x quantum */
+}
+
 void jf_config_default(struct jf_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -46,6 +63,7 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->quantum_ns = 100 * 1000; /* signals cost 7-19 us on a KVM guest: see preemption.md */
 	cfg->grace_ns = 50 * 1000;
 	cfg->preempt_signal = SIGURG;
+	jf_policy_tunables_default(&cfg->sched);
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -106,6 +124,24 @@ static int parse_bool(const char *s, bool *out)
 	return -1;
 }
 
+/* The policies' time parameters, all in microseconds (struct jf_policy_tunables). */
+static const struct {
+	const char *name;
+	size_t off;
+	uint64_t min_us, max_us;
+} us_tunables[] = {
+#define TUN(n, f, lo, hi) {n, offsetof(struct jf_config, sched.f), lo, hi}
+	TUN("JIFFY_RR_SLICE_US", rr_slice_ns, 1, 1000000),
+	TUN("JIFFY_TWOQ_LONG_US", twoq_long_ns, 0, 1000000),
+	TUN("JIFFY_CFS_LATENCY_US", cfs_latency_ns, 1, 1000000),
+	TUN("JIFFY_CFS_MIN_GRAN_US", cfs_min_gran_ns, 1, 1000000),
+	TUN("JIFFY_CFS_WAKEUP_GRAN_US", cfs_wakeup_gran_ns, 0, 1000000),
+	TUN("JIFFY_EEVDF_SLICE_US", eevdf_slice_ns, 1, 1000000),
+	TUN("JIFFY_CENTRAL_SLO_US", central_slo_ns, 1, 1000000000),
+	TUN("JIFFY_LCBE_BE_QUANTUM_US", lcbe_be_quantum_ns, 0, 1000000),
+#undef TUN
+};
+
 int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->workers < 1 || cfg->workers > JF_MAX_WORKERS)
@@ -139,6 +175,13 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 			    "preempt = '%.*s': unknown mechanism; known: none, timer, dispatcher, "
 			    "safepoint, hybrid, uintr",
 			    (int)sizeof(cfg->preempt), cfg->preempt);
+	for (size_t i = 0; i < sizeof(us_tunables) / sizeof(us_tunables[0]); i++) {
+		uint64_t v = *(const uint64_t *)((const char *)cfg + us_tunables[i].off);
+		if (v < us_tunables[i].min_us * 1000u || v > us_tunables[i].max_us * 1000u)
+			return fail(err, errlen, "sched.%s = %" PRIu64 " ns: must be between %" PRIu64
+				    " and %" PRIu64 " us (%s)", us_tunables[i].name + 6, v,
+				    us_tunables[i].min_us, us_tunables[i].max_us, us_tunables[i].name);
+	}
 	if (!jf_policy_find(cfg->policy)) {
 		char names[256];
 		jf_policy_names(names, sizeof(names));
@@ -289,6 +332,40 @@ static int env_signal(struct jf_config *c, const char *n, const char *v, char *e
 	return 0;
 }
 
+static int env_us_tunable(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	for (size_t i = 0; i < sizeof(us_tunables) / sizeof(us_tunables[0]); i++) {
+		uint64_t x;
+		if (strcmp(n, us_tunables[i].name))
+			continue;
+		if (parse_u64(v, false, &x) || x < us_tunables[i].min_us || x > us_tunables[i].max_us)
+			return fail(e, el, "%s='%s': expected microseconds from %" PRIu64 " to %" PRIu64,
+				    n, v, us_tunables[i].min_us, us_tunables[i].max_us);
+		*(uint64_t *)((char *)c + us_tunables[i].off) = x * 1000u;
+		return 0;
+	}
+	return fail(e, el, "%s: not a tunable", n);
+}
+
+static int env_central(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	if (!strcmp(v, "sq") || !strcmp(v, "mq")) {
+		c->sched.central_mq = v[0] == 'm';
+		return 0;
+	}
+	return fail(e, el, "%s='%s': expected 'sq' (one queue) or 'mq' (one per request type)", n,
+		    v);
+}
+
+static int env_central_pre(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	if (!strcmp(v, "head") || !strcmp(v, "tail")) {
+		c->sched.central_head = v[0] == 'h';
+		return 0;
+	}
+	return fail(e, el, "%s='%s': expected 'head' or 'tail'", n, v);
+}
+
 /* Read by clock.c at first use; validated here so a typo is still reported. */
 static int env_clock(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
@@ -309,6 +386,11 @@ static const struct {
 	{"JIFFY_PREEMPT", env_preempt},   {"JIFFY_QUANTUM_US", env_quantum},
 	{"JIFFY_GRACE_US", env_grace},    {"JIFFY_PREEMPT_SIGNAL", env_signal},
 	{"JIFFY_TIMER_SPIN", env_timer_spin},
+	{"JIFFY_RR_SLICE_US", env_us_tunable},       {"JIFFY_TWOQ_LONG_US", env_us_tunable},
+	{"JIFFY_CFS_LATENCY_US", env_us_tunable},    {"JIFFY_CFS_MIN_GRAN_US", env_us_tunable},
+	{"JIFFY_CFS_WAKEUP_GRAN_US", env_us_tunable}, {"JIFFY_EEVDF_SLICE_US", env_us_tunable},
+	{"JIFFY_CENTRAL", env_central},              {"JIFFY_CENTRAL_PREEMPTED", env_central_pre},
+	{"JIFFY_CENTRAL_SLO_US", env_us_tunable},    {"JIFFY_LCBE_BE_QUANTUM_US", env_us_tunable},
 };
 
 int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen)
@@ -334,7 +416,7 @@ int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen)
 			}
 		}
 		if (!known) {
-			char names[256] = "";
+			char names[1024] = "";
 			for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++) {
 				strncat(names, env_vars[i].name, sizeof(names) - strlen(names) - 3);
 				if (i + 1 < sizeof(env_vars) / sizeof(env_vars[0]))
@@ -361,4 +443,9 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "grace_us = %" PRIu64 "\n", cfg->grace_ns / 1000u);
 	fprintf(out, "preempt_signal = %d\n", cfg->preempt_signal);
 	fprintf(out, "timer_spin = %d\n", cfg->timer_spin);
+	for (size_t i = 0; i < sizeof(us_tunables) / sizeof(us_tunables[0]); i++)
+		fprintf(out, "%s = %" PRIu64 "\n", us_tunables[i].name + 6,
+			*(const uint64_t *)((const char *)cfg + us_tunables[i].off) / 1000u);
+	fprintf(out, "central = %s\n", cfg->sched.central_mq ? "mq" : "sq");
+	fprintf(out, "central_preempted = %s\n", cfg->sched.central_head ? "head" : "tail");
 }

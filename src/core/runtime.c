@@ -24,7 +24,9 @@
 
 struct runtime *jf_rt;
 
+#ifndef MAX_PARK_NS
 #define MAX_PARK_NS (10u * 1000u * 1000u) /* see worker_park() */
+#endif
 static _Atomic int runtime_active;
 
 /* thread.c */
@@ -251,6 +253,8 @@ static int policy_setup(struct runtime *rt)
 	}
 	rt->policy.params.nworkers = rt->nworkers;
 	rt->policy.params.seed = 0x6a6966667921ull;
+	rt->policy.params.tun = rt->cfg.sched;
+	rt->policy.params.tun.quantum_ns = rt->cfg.quantum_ns;
 	rc = ops->init(&rt->policy, &rt->policy.params);
 	if (rc) {
 		jf_warn("policy '%s' failed to initialise: %s", ops->name, strerror(-rc));

@@ -124,6 +124,8 @@ struct worker {
 	struct jf__preempt_tls *ptls; /* this worker's jf__preempt (the flag is raised through it) */
 	uint64_t run_start_ns;        /* when the running uthread started; 0 in the loop */
 	uint64_t run_seq;             /* +1 per switch into a uthread */
+	uint64_t run_due_ns;          /* when the policy should next be asked (slice op / quantum) */
+	uint32_t preempt_now;         /* wakeup preemption asked for: preempt whatever runs */
 	sigset_t sigmask;             /* the worker's signal mask (rewritten into signal frames) */
 	void *ptimer;                 /* "timer": its POSIX timer */
 	bool has_ptimer;
@@ -186,6 +188,9 @@ static inline struct jf_thread *jf_current(void)
 	struct worker *w = jf_this_worker();
 	return w ? w->cur : NULL;
 }
+
+/* How long @w's running uthread may run from @now before the policy is asked (thread.c). */
+uint64_t jf_policy_slice(struct worker *w, uint64_t now);
 
 /* The time to hand to policy ops: real for policies that asked, 0 otherwise. */
 static inline uint64_t jf_policy_now(void)

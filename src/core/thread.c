@@ -182,6 +182,14 @@ void jf_finish_switch(struct worker *w)
 	}
 }
 
+/* How long the running uthread of @w may run from @now before the policy is asked (tick). */
+uint64_t jf_policy_slice(struct worker *w, uint64_t now)
+{
+	struct jf_policy *p = &jf_rt->policy;
+	uint64_t s = p->ops->slice && w->cur ? p->ops->slice(p, w->id, &w->cur->task, now) : 0;
+	return s ? s : jf_rt->cfg.quantum_ns;
+}
+
 /* A new run begins on @w: publish it to the mechanism; a request owed to the last run lapses. */
 static void preempt_new_run(struct worker *w)
 {
@@ -194,7 +202,9 @@ static void preempt_new_run(struct worker *w)
 	 */
 	jf_ptls()->pending = 0;
 	__atomic_store_n(&jf_ptls()->flag, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->preempt_now, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
 	if (jf_rt->mech->on_run)
 		jf_rt->mech->on_run(w, now);
@@ -222,7 +232,8 @@ static inline void run_due_timers(struct worker *w)
 		STAT_ADD(w, timers, jf_timers_run(w, jf_now_ns()));
 }
 
-static inline void after_enqueue(struct worker *w, int target, enum jf_enqueue_reason reason);
+static inline void after_enqueue(struct worker *w, int target, struct jf_task *t,
+				 enum jf_enqueue_reason reason);
 
 /*
  * What @w runs next. If @enq is not NULL it is made runnable for @reason first, in the same
@@ -244,7 +255,7 @@ static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *en
 		int target;
 		enq->task.runnable_ns = now;
 		t = p->ops->enqueue_pick(p, w->id, &enq->task, reason, now, &target);
-		after_enqueue(w, target, reason);
+		after_enqueue(w, target, &enq->task, reason);
 	} else {
 		jf_sched_make_runnable(w, enq, reason);
 		t = p->ops->pick_next(p, w->id, now);
@@ -285,6 +296,13 @@ void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next)
 	asan_entered(fake);
 }
 
+/* @cur stops running (yield, preempt, block, exit): add this run to its ran_ns. */
+static inline void account_run(struct jf_thread *cur)
+{
+	if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
+		cur->task.ran_ns += jf_now_ns() - cur->task.started_ns;
+}
+
 /*
  * The running uthread @cur gives up its worker: made runnable again for @reason if @enq == cur
  * (yield), or left wherever the caller put it (block: in a wait queue, under a timer). Returns
@@ -297,6 +315,8 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 	struct jf_thread *next;
 	void *fake = NULL;
 
+	if (enq)
+		account_run(cur);
 	cur->saved_errno = *errno_slot();
 	cur->saved_pcount = jf_pcount();
 	if (JF_UNLIKELY(atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed)))
@@ -394,13 +414,44 @@ static void kick_one_parked(struct worker *self)
 	}
 }
 
-/* @target's queue received a task for @reason: wake whoever should run or steal it. */
-static inline void after_enqueue(struct worker *w, int target, enum jf_enqueue_reason reason)
+/*
+ * Wakeup preemption: @t was queued for @target, which runs a uthread; the policy wants that one
+ * off now. On our own worker the caller is that uthread, inside the runtime: mark the request
+ * pending and the outermost jf_preempt_enable() takes it. Elsewhere: the mechanism's kick.
+ */
+static void wakeup_preempt(struct worker *w, int target, struct jf_task *t)
+{
+	struct runtime *rt = jf_rt;
+	struct jf_policy *p = &rt->policy;
+	struct worker *k = &rt->workers[target];
+
+	if (!__atomic_load_n(&k->run_start_ns, __ATOMIC_ACQUIRE) ||
+	    !p->ops->wakeup_preempt(p, target, t, jf_policy_now()))
+		return;
+	if (k == w) {
+		if (w->cur) {
+			w->preempt_now = 1;
+			jf_ptls()->pending = 1;
+			STAT_INC(w, wakeup_preempts);
+		}
+	} else if (rt->preempting && rt->mech->kick) {
+		__atomic_store_n(&k->preempt_now, 1, __ATOMIC_RELEASE);
+		rt->mech->kick(k);
+		STAT_INC(w, wakeup_preempts);
+	}
+}
+
+/* @target's queue received @t for @reason: wake whoever should run or steal it. */
+static inline void after_enqueue(struct worker *w, int target, struct jf_task *t,
+				 enum jf_enqueue_reason reason)
 {
 	struct runtime *rt = jf_rt;
 
 	if (reason == JF_ENQ_WOKEN)
 		STAT_INC(w, wakeups);
+	if (rt->policy.ops->wakeup_preempt && target >= 0 &&
+	    (reason == JF_ENQ_NEW || reason == JF_ENQ_WOKEN))
+		wakeup_preempt(w, target, t);
 	if (rt->preempting && rt->mech->on_work && reason != JF_ENQ_YIELDED &&
 	    reason != JF_ENQ_PREEMPTED && target >= 0)
 		rt->mech->on_work(w, &rt->workers[target]); /* a busy worker now has work waiting */
@@ -423,7 +474,7 @@ void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enque
 	uint64_t now = jf_policy_now();
 
 	t->task.runnable_ns = now;
-	after_enqueue(w, p->ops->enqueue(p, w->id, &t->task, reason, now), reason);
+	after_enqueue(w, p->ops->enqueue(p, w->id, &t->task, reason, now), &t->task, reason);
 }
 
 void jf_sched_block(uint32_t *unlock)
@@ -432,6 +483,7 @@ void jf_sched_block(uint32_t *unlock)
 	struct worker *w = cur->worker;
 	struct jf_policy *p = &jf_rt->policy;
 
+	account_run(cur);
 	if (p->ops->blocked)
 		p->ops->blocked(p, w->id, &cur->task, jf_policy_now());
 	STAT_INC(w, blocks);
@@ -582,6 +634,7 @@ static void uthread_exit(struct jf_thread *cur, void *retval)
 	struct jf_thread *joiner;
 	bool detached;
 
+	account_run(cur);
 	if (p->ops->task_exit)
 		p->ops->task_exit(p, w->id, &cur->task, jf_policy_now());
 	STAT_INC(w, tasks_done);

@@ -41,6 +41,7 @@ struct tt_worker {
 	uint64_t acted_ns; /* when */
 	uint64_t flag_ns;  /* hybrid: when the flag was raised for that run */
 	uint64_t retry_ns; /* backoff before asking that run again */
+	uint64_t due;      /* the due time it had (the worker moves it when the policy says "go on") */
 };
 
 static struct tt_worker *tt;
@@ -125,7 +126,8 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 		struct tt_worker *s = &tt[i];
 		uint64_t start = __atomic_load_n(&w->run_start_ns, __ATOMIC_ACQUIRE);
 		uint64_t seq = __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED);
-		uint64_t due = start + q, again, grace_end = 0;
+		uint64_t due = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED), again,
+			 grace_end = 0;
 
 		if (!start)
 			continue; /* idle: nothing to interrupt */
@@ -136,8 +138,9 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 		}
 		if (!rt->policy.ops->has_work(&rt->policy, w->id))
 			continue; /* nothing else to run: never interrupt (skip rule) */
-		if (s->seq != seq) { /* first action for this run */
+		if (s->seq != seq || s->due != due) { /* first action for this run (or slice) */
 			s->seq = seq;
+			s->due = due;
 			s->acted_ns = now;
 			s->retry_ns = 0;
 			s->flag_ns = due; /* the grace period runs from the end of the quantum, however

@@ -80,7 +80,7 @@ static void ptimer_on_run(struct worker *w, uint64_t now)
 	start = __atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED);
 	if (!start)
 		return;
-	due = start + rt->cfg.quantum_ns;
+	due = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
 	arm(w, due > now ? due - now : 0);
 }
 

@@ -173,7 +173,7 @@ bool jf_preempt_request(void *ucontext)
 static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_thread *cur,
 			       uintptr_t pc)
 {
-	uint64_t now = jf_now_ns(), start, seq;
+	uint64_t now = jf_now_ns(), seq;
 
 	if (pc && jf_preempt_pc_denied(pc)) {
 		STAT_INC(w, preempt_deferred);
@@ -181,11 +181,23 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 			rt->mech->retry(w, now);
 		return false;
 	}
-	start = __atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED);
-	if (now - start < rt->cfg.quantum_ns || !policy_wants_preempt(rt, w, cur, now)) {
+	if (__atomic_exchange_n(&w->preempt_now, 0, __ATOMIC_ACQUIRE)) {
+		/* Wakeup preemption: the policy already decided; only a switch to nothing is moot. */
+		if (!rt->policy.ops->has_work(&rt->policy, w->id)) {
+			STAT_INC(w, preempt_skipped);
+			return false;
+		}
+	} else if (now < __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED)) {
 		STAT_INC(w, preempt_skipped);
 		if (rt->mech->on_run)
 			rt->mech->on_run(w, now); /* re-arm for what remains, if work waits */
+		return false;
+	} else if (!policy_wants_preempt(rt, w, cur, now)) {
+		STAT_INC(w, preempt_skipped);
+		/* The policy lets it go on: ask again after another slice, not in a storm. */
+		__atomic_store_n(&w->run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
+		if (rt->mech->on_run)
+			rt->mech->on_run(w, now);
 		return false;
 	}
 	STAT_INC(w, preempts);
