@@ -453,8 +453,14 @@ static inline void after_enqueue(struct worker *w, int target, struct jf_task *t
 	    (reason == JF_ENQ_NEW || reason == JF_ENQ_WOKEN))
 		wakeup_preempt(w, target, t);
 	if (rt->preempting && rt->mech->on_work && reason != JF_ENQ_YIELDED &&
-	    reason != JF_ENQ_PREEMPTED && target >= 0)
-		rt->mech->on_work(w, &rt->workers[target]); /* a busy worker now has work waiting */
+	    reason != JF_ENQ_PREEMPTED) {
+		/* A busy worker now has work waiting; a shared (central) queue concerns them all. */
+		if (target >= 0)
+			rt->mech->on_work(w, &rt->workers[target]);
+		else
+			for (int i = 0; i < rt->nworkers; i++)
+				rt->mech->on_work(w, &rt->workers[i]);
+	}
 	if (rt->nworkers == 1 || (target == w->id && (reason == JF_ENQ_YIELDED || !rt->can_steal)))
 		return;
 	/* Pairs with the fence in worker_park(): either it sees our enqueue or we see it parked. */
@@ -463,7 +469,9 @@ static inline void after_enqueue(struct worker *w, int target, struct jf_task *t
 		jf_worker_kick(w, &rt->workers[target]);
 		return;
 	}
-	if (rt->can_steal && atomic_load_explicit(&rt->nr_spinning, memory_order_relaxed) == 0 &&
+	/* No particular worker (a shared queue), or one others may steal from: wake a parked one. */
+	if ((rt->can_steal || target < 0) &&
+	    atomic_load_explicit(&rt->nr_spinning, memory_order_relaxed) == 0 &&
 	    atomic_load_explicit(&rt->nr_parked, memory_order_relaxed) > 0)
 		kick_one_parked(w);
 }
