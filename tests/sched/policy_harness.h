@@ -1,0 +1,315 @@
+/*
+ * tests/sched/policy_harness.h - drive a scheduling policy's ops in virtual time, without the
+ * runtime: the conformance suite's model of the runtime (and the simulator's, issue 6).
+ *
+ * Owns: struct ph_sim (a policy instance, N simulated workers, a task table with the state the
+ * runtime would know for each task) and the runtime's side of the contract in include/jiffy/
+ * policy.h, done the way src/core/thread.c and src/preempt/preempt.c do it: runnable_ns at
+ * enqueue, started_ns at pick, ran_ns accounting when a run ends, pick_next then balance, the
+ * slice op and tick for preemption, wakeup_preempt after NEW/WOKEN enqueues. Every pick is
+ * checked against the model: a picked task must be queued (not running elsewhere, not blocked,
+ * not finished, not picked twice), which is what "no lost or duplicated task" means.
+ * Single-threaded and deterministic: the same seed gives the same run.
+ */
+#ifndef JIFFY_TESTS_POLICY_HARNESS_H
+#define JIFFY_TESTS_POLICY_HARNESS_H
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jiffy/jiffy.h>
+
+enum ph_state { PH_UNBORN, PH_QUEUED, PH_RUNNING, PH_BLOCKED, PH_DONE };
+
+struct ph_task {
+	struct jf_task t; /* what the policy sees */
+	enum ph_state state;
+	int worker;       /* PH_RUNNING: where */
+	uint64_t cpu_ns;  /* CPU time received (virtual) */
+	uint64_t picks;
+	uint64_t first_run_ns, enq_ns;
+};
+
+struct ph_sim {
+	struct jf_policy p;
+	int nworkers;
+	uint64_t now;
+	int *cur;         /* per worker: task index running, or -1 */
+	uint64_t *due;    /* per worker: when the policy is asked (tick) next */
+	struct ph_task *tasks;
+	int ntasks;
+	uint64_t rng;
+	int nqueued;      /* tasks in PH_QUEUED */
+	const char *why;  /* the first violation found, or NULL */
+	char whybuf[256];
+	uint64_t wakeup_preempts;
+};
+
+static inline uint64_t ph_rand(struct ph_sim *s)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return s->rng;
+}
+
+static inline void ph_violation(struct ph_sim *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static inline void ph_violation(struct ph_sim *s, const char *fmt, ...)
+{
+	va_list ap;
+	if (s->why)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->whybuf, sizeof(s->whybuf), fmt, ap);
+	va_end(ap);
+	s->why = s->whybuf;
+}
+
+static inline int ph_index(struct ph_sim *s, struct jf_task *t)
+{
+	return (int)((struct ph_task *)((char *)t - offsetof(struct ph_task, t)) - s->tasks);
+}
+
+/* Set up @ntasks (unborn) tasks and the policy @name with tunables @tun (NULL: defaults). */
+static inline int ph_init(struct ph_sim *s, const char *name, int nworkers, int ntasks,
+			  const struct jf_policy_tunables *tun, uint64_t seed)
+{
+	struct jf_policy_params params;
+
+	memset(s, 0, sizeof(*s));
+	s->p.ops = jf_policy_find(name);
+	if (!s->p.ops)
+		return -1;
+	s->nworkers = nworkers;
+	s->ntasks = ntasks;
+	s->rng = seed | 1;
+	s->now = 1000000; /* never 0: 0 means "not running" in the runtime */
+	s->cur = malloc(sizeof(int) * (size_t)nworkers);
+	s->due = calloc((size_t)nworkers, sizeof(uint64_t));
+	s->tasks = aligned_alloc(64, sizeof(struct ph_task) * (size_t)ntasks);
+	if (!s->cur || !s->due || !s->tasks)
+		return -1;
+	memset(s->tasks, 0, sizeof(struct ph_task) * (size_t)ntasks);
+	for (int i = 0; i < nworkers; i++)
+		s->cur[i] = -1;
+	for (int i = 0; i < ntasks; i++) {
+		s->tasks[i].t.id = (uint64_t)i + 1;
+		s->tasks[i].t.last_worker = -1;
+		s->tasks[i].t.attr.worker = -1;
+	}
+	memset(&params, 0, sizeof(params));
+	params.nworkers = nworkers;
+	params.seed = seed;
+	if (tun)
+		params.tun = *tun;
+	else
+		jf_policy_tunables_default(&params.tun);
+	return s->p.ops->init(&s->p, &params);
+}
+
+static inline void ph_fini(struct ph_sim *s)
+{
+	s->p.ops->destroy(&s->p);
+	free(s->cur);
+	free(s->due);
+	free(s->tasks);
+}
+
+static inline uint64_t ph_slice(struct ph_sim *s, int w, struct jf_task *t)
+{
+	uint64_t sl = s->p.ops->slice ? s->p.ops->slice(&s->p, w, t, s->now) : 0;
+	return sl ? sl : s->p.params.tun.quantum_ns;
+}
+
+/* A pick on @w returned @t (or NULL): check it against the model and start running it. */
+static inline void ph_start(struct ph_sim *s, int w, struct jf_task *t)
+{
+	int i;
+
+	if (!t) {
+		s->cur[w] = -1;
+		return;
+	}
+	i = ph_index(s, t);
+	if (i < 0 || i >= s->ntasks) {
+		ph_violation(s, "worker %d picked a task the runtime never gave the policy", w);
+		s->cur[w] = -1;
+		return;
+	}
+	if (s->tasks[i].state != PH_QUEUED) {
+		ph_violation(s, "worker %d picked task %d which is %s", w, i,
+			     s->tasks[i].state == PH_RUNNING	? "running (duplicated)"
+			     : s->tasks[i].state == PH_BLOCKED ? "blocked"
+			     : s->tasks[i].state == PH_DONE	? "finished"
+							       : "not spawned");
+		s->cur[w] = -1;
+		return;
+	}
+	s->tasks[i].state = PH_RUNNING;
+	s->nqueued--;
+	s->tasks[i].worker = w;
+	s->tasks[i].picks++;
+	if (!s->tasks[i].first_run_ns)
+		s->tasks[i].first_run_ns = s->now;
+	t->last_worker = w;
+	t->started_ns = s->now;
+	s->cur[w] = i;
+	s->due[w] = s->now + ph_slice(s, w, t);
+}
+
+/* What the runtime does when @w needs a task: pick_next, then balance. */
+static inline struct jf_task *ph_pick(struct ph_sim *s, int w)
+{
+	struct jf_task *t = s->p.ops->pick_next(&s->p, w, s->now);
+	if (!t && s->p.ops->balance && s->nworkers > 1)
+		t = s->p.ops->balance(&s->p, w, s->now);
+	return t;
+}
+
+static inline void ph_preempt(struct ph_sim *s, int w);
+
+/* The runtime's after_enqueue: wakeup preemption of the target's running task. */
+static inline void ph_after_enqueue(struct ph_sim *s, int target, struct jf_task *t,
+				    enum jf_enqueue_reason r)
+{
+	if (target < -1 || target >= s->nworkers) {
+		ph_violation(s, "enqueue returned worker %d (nworkers %d)", target, s->nworkers);
+		return;
+	}
+	if ((r == JF_ENQ_NEW || r == JF_ENQ_WOKEN) && target >= 0 && s->cur[target] >= 0 &&
+	    s->p.ops->wakeup_preempt && s->p.ops->wakeup_preempt(&s->p, target, t, s->now)) {
+		s->wakeup_preempts++;
+		ph_preempt(s, target);
+	}
+}
+
+static inline int ph_enqueue(struct ph_sim *s, int from, int i, enum jf_enqueue_reason r)
+{
+	struct jf_task *t = &s->tasks[i].t;
+	int target;
+
+	s->tasks[i].state = PH_QUEUED;
+	s->nqueued++;
+	s->tasks[i].enq_ns = s->now;
+	t->runnable_ns = s->now;
+	target = s->p.ops->enqueue(&s->p, from, t, r, s->now);
+	return target;
+}
+
+/* A new task @i, spawned by a uthread on worker @from. */
+static inline void ph_spawn(struct ph_sim *s, int from, int i)
+{
+	struct jf_task *t = &s->tasks[i].t;
+
+	t->home_worker = from;
+	if (s->p.ops->task_init)
+		s->p.ops->task_init(&s->p, from, t, s->now);
+	ph_after_enqueue(s, ph_enqueue(s, from, i, JF_ENQ_NEW), t, JF_ENQ_NEW);
+}
+
+/* Blocked task @i is woken by a uthread (or timer) on worker @from. */
+static inline void ph_wake(struct ph_sim *s, int from, int i)
+{
+	ph_after_enqueue(s, ph_enqueue(s, from, i, JF_ENQ_WOKEN), &s->tasks[i].t, JF_ENQ_WOKEN);
+}
+
+/* The running task of @w stops running: account its CPU time (runtime: account_run). */
+static inline int ph_stop(struct ph_sim *s, int w)
+{
+	int i = s->cur[w];
+	struct jf_task *t = &s->tasks[i].t;
+
+	t->ran_ns += s->now - t->started_ns;
+	s->tasks[i].cpu_ns += s->now - t->started_ns;
+	s->cur[w] = -1;
+	return i;
+}
+
+/* The running task of @w yields (or is preempted, @r): enqueue then pick, as the runtime does. */
+static inline void ph_requeue(struct ph_sim *s, int w, enum jf_enqueue_reason r)
+{
+	int i = ph_stop(s, w), target;
+	struct jf_task *t;
+
+	if (s->p.ops->enqueue_pick && !(ph_rand(s) & 1)) {
+		s->tasks[i].state = PH_QUEUED;
+		s->nqueued++;
+		s->tasks[i].enq_ns = s->now;
+		s->tasks[i].t.runnable_ns = s->now;
+		t = s->p.ops->enqueue_pick(&s->p, w, &s->tasks[i].t, r, s->now, &target);
+		if (target < -1 || target >= s->nworkers)
+			ph_violation(s, "enqueue_pick returned worker %d", target);
+		if (!t && s->p.ops->balance && s->nworkers > 1)
+			t = s->p.ops->balance(&s->p, w, s->now);
+	} else {
+		ph_enqueue(s, w, i, r);
+		t = ph_pick(s, w);
+	}
+	if (!t)
+		ph_violation(s, "worker %d: task %d was re-queued (%s) but nothing could be picked",
+			     w, i, r == JF_ENQ_YIELDED ? "yield" : "preempt");
+	ph_start(s, w, t);
+}
+
+static inline void ph_preempt(struct ph_sim *s, int w)
+{
+	ph_requeue(s, w, JF_ENQ_PREEMPTED);
+}
+
+/* The running task of @w blocks (@exit: finishes); @w then picks, or goes idle. */
+static inline void ph_block(struct ph_sim *s, int w, bool exit)
+{
+	int i = ph_stop(s, w);
+
+	if (exit) {
+		s->tasks[i].state = PH_DONE;
+		if (s->p.ops->task_exit)
+			s->p.ops->task_exit(&s->p, w, &s->tasks[i].t, s->now);
+	} else {
+		s->tasks[i].state = PH_BLOCKED;
+		if (s->p.ops->blocked)
+			s->p.ops->blocked(&s->p, w, &s->tasks[i].t, s->now);
+	}
+	ph_start(s, w, ph_pick(s, w));
+}
+
+/* The mechanism fires on @w at its due time: tick, then preempt or extend (decide_and_preempt). */
+static inline void ph_tick(struct ph_sim *s, int w)
+{
+	struct jf_task *t = &s->tasks[s->cur[w]].t;
+	bool yes;
+
+	if (!s->p.ops->has_work(&s->p, w))
+		return; /* mechanisms never interrupt a worker with nothing else to run */
+	yes = s->p.ops->tick ? s->p.ops->tick(&s->p, w, t, s->now) : true;
+	if (yes)
+		ph_preempt(s, w);
+	else
+		s->due[w] = s->now + ph_slice(s, w, t);
+}
+
+/* An idle worker looks for work the way the idle loop does: has_work, then pick/balance. */
+static inline bool ph_idle_look(struct ph_sim *s, int w)
+{
+	if (!s->p.ops->has_work(&s->p, w))
+		return false;
+	ph_start(s, w, ph_pick(s, w));
+	return s->cur[w] >= 0;
+}
+
+static inline int ph_count(const struct ph_sim *s, enum ph_state st)
+{
+	int n = 0;
+	for (int i = 0; i < s->ntasks; i++)
+		n += s->tasks[i].state == st;
+	return n;
+}
+
+#endif /* JIFFY_TESTS_POLICY_HARNESS_H */

@@ -1,0 +1,304 @@
+/*
+ * tests/sched/test_policy_rt.c - the policy conformance suite, end to end in the runtime.
+ *
+ * Owns: the conformance properties checked with real workers, real switches and the mechanism
+ * from the environment (CTest runs it per policy, under none, timer and safepoint):
+ *   1. no lost or duplicated uthread: 48 uthreads make random yield / sleep / mutex / condvar /
+ *      spawn+join / compute steps; every step is counted once and every uthread finishes (a
+ *      lost one hangs, which the watchdog reports with the counts);
+ *   2. bounded idleness (2 workers; every policy but fifo, which never moves work): uthreads
+ *      all placed on worker 0 are also run by worker 1, and the first of them runs there within
+ *      a generous bound;
+ *   3. shares on one worker (rr: equal; cfs, eevdf: 1:2:4 by weight) within a wide tolerance
+ *      (real time on a shared machine: the tight checks are in test_policy_ops.c);
+ *   4. lcbe: best-effort uthreads make progress while no latency-critical work exists, and with
+ *      a preemption mechanism a latency-critical uthread arriving while best-effort work holds
+ *      every worker starts within a bound (wakeup preemption through the mechanism's kick).
+ * Times are loose on purpose (the machine is shared): the bounds catch "never" and "one
+ * whole best-effort quantum too late", not microseconds.
+ */
+#include <signal.h>
+#include <stdatomic.h>
+
+#include "../jf_test.h"
+
+static const char *policy, *mech;
+static bool preempting;
+
+/* Compute for about @ns, answering safepoints; under "none" yield instead (run to completion). */
+static void compute(uint64_t ns)
+{
+	uint64_t end = jf_now_ns() + ns;
+	while (jf_now_ns() < end) {
+		for (volatile int i = 0; i < 200; i++)
+			;
+		if (preempting)
+			jf_safepoint();
+		else
+			jf_yield();
+	}
+}
+
+/* --- 1. no lost or duplicated uthread ----------------------------------------------------------- */
+
+enum { NT = 48, STEPS = 150 };
+static jf_mutex_t mu;
+static jf_cond_t cv;
+static long shared_counter, cond_tokens;
+static atomic_long steps_done, finished;
+
+static void *child(void *arg)
+{
+	atomic_fetch_add(&steps_done, 1);
+	return arg;
+}
+
+static void *random_worker(void *arg)
+{
+	uint64_t rng = (uint64_t)(uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1;
+	for (int s = 0; s < STEPS; s++) {
+		switch (jft_splitmix64(&rng) % 6) {
+		case 0:
+			jf_yield();
+			break;
+		case 1:
+			jf_sleep_ns(1000 * (jft_splitmix64(&rng) % 50));
+			break;
+		case 2:
+			jf_mutex_lock(&mu);
+			shared_counter++;
+			jf_mutex_unlock(&mu);
+			break;
+		case 3: /* take a token, or wait (bounded) for one; give one back */
+			jf_mutex_lock(&mu);
+			if (cond_tokens == 0)
+				jf_cond_timedwait(&cv, &mu, jf_now_ns() + 200000);
+			if (cond_tokens > 0)
+				cond_tokens--;
+			cond_tokens++;
+			jf_cond_signal(&cv);
+			jf_mutex_unlock(&mu);
+			break;
+		case 4: {
+			jf_thread_t *c = jft_spawn(NULL, child, (void *)(uintptr_t)s);
+			CHECK_EQ((uintptr_t)jft_join(c), (uintptr_t)s);
+			break;
+		}
+		default:
+			compute(2000 + jft_splitmix64(&rng) % 20000);
+			break;
+		}
+		atomic_fetch_add(&steps_done, 1);
+	}
+	atomic_fetch_add(&finished, 1);
+	return NULL;
+}
+
+static void watchdog(int sig)
+{
+	(void)sig;
+	fprintf(stderr, "policy %s, mechanism %s: stuck: %ld of %d uthreads finished, %ld steps\n",
+		policy, mech, atomic_load(&finished), NT, atomic_load(&steps_done));
+	_exit(1);
+}
+
+static void *test_random(void *arg)
+{
+	jf_thread_t *t[NT];
+	(void)arg;
+	jf_mutex_init(&mu);
+	jf_cond_init(&cv);
+	for (int i = 0; i < NT; i++)
+		t[i] = jft_spawn(NULL, random_worker, (void *)(uintptr_t)(i + 1));
+	for (int i = 0; i < NT; i++)
+		jft_join(t[i]);
+	CHECK_EQ(atomic_load(&finished), NT);
+	/* each step counted once, plus one per child spawned */
+	CHECK_GE(atomic_load(&steps_done), (unsigned long long)NT * STEPS);
+	return NULL;
+}
+
+/* --- 2. bounded idleness ---------------------------------------------------------------------- */
+
+static _Atomic uint64_t t_spawn, t_first_w1;
+static atomic_int ran_on[2];
+
+static void *pinned_hog(void *arg)
+{
+	(void)arg;
+	for (int k = 0; k < 40; k++) {
+		int w = jf_worker_id();
+		if (w >= 0 && w < 2)
+			atomic_fetch_add(&ran_on[w], 1);
+		if (w == 1) {
+			uint64_t zero = 0;
+			atomic_compare_exchange_strong(&t_first_w1, &zero, jf_now_ns());
+		}
+		compute(1000 * 1000); /* 1 ms */
+	}
+	return NULL;
+}
+
+static void *test_idleness(void *arg)
+{
+	jf_thread_t *t[4];
+	(void)arg;
+	atomic_store(&t_spawn, jf_now_ns());
+	for (int i = 0; i < 4; i++)
+		t[i] = jft_spawn_on(0, pinned_hog, NULL);
+	for (int i = 0; i < 4; i++)
+		jft_join(t[i]);
+	return NULL;
+}
+
+/* --- 3. shares ------------------------------------------------------------------------------ */
+
+static atomic_bool stop;
+static atomic_ulong work[3];
+
+static void *share_hog(void *arg)
+{
+	int i = (int)(uintptr_t)arg;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		compute(2000);
+		atomic_fetch_add_explicit(&work[i], 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static void *test_shares(void *arg)
+{
+	bool weighted = *(bool *)arg;
+	jf_thread_t *t[3];
+	for (int i = 0; i < 3; i++) {
+		struct jf_attr a;
+		jf_attr_init(&a);
+		a.sched.weight = weighted ? 1024u << i : 1024;
+		t[i] = jft_spawn(&a, share_hog, (void *)(uintptr_t)i);
+	}
+	jf_sleep_ns(300 * 1000 * 1000ull);
+	atomic_store(&stop, true);
+	for (int i = 0; i < 3; i++)
+		jft_join(t[i]);
+	return NULL;
+}
+
+/* --- 4. lcbe --------------------------------------------------------------------------------- */
+
+static atomic_ulong be_work;
+static _Atomic uint64_t lc_started;
+
+static void *be_hog(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		compute(5000);
+		atomic_fetch_add(&be_work, 1);
+	}
+	return NULL;
+}
+
+static void *lc_task(void *arg)
+{
+	(void)arg;
+	atomic_store(&lc_started, jf_now_ns());
+	return NULL;
+}
+
+static uint64_t lc_worst;
+
+static void *test_lcbe(void *arg)
+{
+	jf_thread_t *be[4], *lc;
+	(void)arg;
+	atomic_store(&stop, false);
+	for (int i = 0; i < 4; i++) {
+		struct jf_attr a;
+		jf_attr_init(&a);
+		a.sched.klass = 1;
+		be[i] = jft_spawn(&a, be_hog, NULL);
+	}
+	jf_sleep_ns(30 * 1000 * 1000ull);
+	CHECK(atomic_load(&be_work) > 0); /* best effort runs while nothing else does */
+	for (int r = 0; r < 20; r++) {
+		struct jf_attr a;
+		uint64_t t0;
+		jf_attr_init(&a);
+		a.sched.klass = 0;
+		atomic_store(&lc_started, 0);
+		t0 = jf_now_ns();
+		lc = jft_spawn(&a, lc_task, NULL);
+		jft_join(lc);
+		if (atomic_load(&lc_started) - t0 > lc_worst)
+			lc_worst = atomic_load(&lc_started) - t0;
+		jf_sleep_ns(2 * 1000 * 1000ull);
+	}
+	atomic_store(&stop, true);
+	for (int i = 0; i < 4; i++)
+		jft_join(be[i]);
+	return NULL;
+}
+
+int main(void)
+{
+	struct jf_config cfg;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	jft_config(&cfg, 0);
+	policy = cfg.policy;
+	mech = cfg.preempt;
+	preempting = strcmp(mech, "none") != 0;
+	signal(SIGALRM, watchdog);
+
+	/* 1 */
+	alarm(120);
+	jft_config(&cfg, ncpu >= 2 ? 2 : 1);
+	jft_run(&cfg, test_random, NULL);
+	printf("   %s/%s: %d uthreads x %d random steps: none lost or duplicated\n", policy, mech,
+	       NT, STEPS);
+
+	/* 2 */
+	if (strcmp(policy, "fifo") != 0 && ncpu >= 2) {
+		jft_config(&cfg, 2);
+		jft_run(&cfg, test_idleness, NULL);
+		uint64_t first = atomic_load(&t_first_w1);
+		printf("   %s/%s: 4 uthreads placed on worker 0 ran %d / %d times on workers 0 / 1; "
+		       "first on worker 1 after %.2f ms\n",
+		       policy, mech, atomic_load(&ran_on[0]), atomic_load(&ran_on[1]),
+		       first ? (double)(first - atomic_load(&t_spawn)) / 1e6 : -1.0);
+		CHECK(atomic_load(&ran_on[1]) > 0);
+		CHECK(first - atomic_load(&t_spawn) < 250 * 1000 * 1000ull);
+	}
+
+	/* 3 */
+	if (!strcmp(policy, "rr") || !strcmp(policy, "cfs") || !strcmp(policy, "eevdf")) {
+		bool weighted = strcmp(policy, "rr") != 0;
+		unsigned long w0, w1, w2;
+		jft_config(&cfg, 1);
+		jft_run(&cfg, test_shares, &weighted);
+		w0 = atomic_load(&work[0]), w1 = atomic_load(&work[1]), w2 = atomic_load(&work[2]);
+		printf("   %s/%s: work of 3 hogs (weights %s) on one worker: %lu %lu %lu\n", policy,
+		       mech, weighted ? "1:2:4" : "equal", w0, w1, w2);
+		CHECK(w0 > 0 && w1 > 0 && w2 > 0);
+		if (weighted) { /* expected 4: accept 2..8 */
+			CHECK(w2 > 2 * w0 && w2 < 8 * w0);
+		} else { /* expected 1: accept 0.6..1.6 */
+			CHECK(w2 * 10 > w0 * 6 && w2 * 10 < w0 * 16);
+			CHECK(w1 * 10 > w0 * 6 && w1 * 10 < w0 * 16);
+		}
+	}
+
+	/* 4 */
+	if (!strcmp(policy, "lcbe")) {
+		jft_config(&cfg, ncpu >= 2 ? 2 : 1);
+		jft_run(&cfg, test_lcbe, NULL);
+		printf("   %s/%s: best effort made %lu steps; latency-critical start latency, worst of "
+		       "20: %.1f us\n",
+		       policy, mech, atomic_load(&be_work), (double)lc_worst / 1000);
+		if (preempting) /* 4 BE quanta would be 800 us; 20 ms catches "not preempted" */
+			CHECK(lc_worst < 20 * 1000 * 1000ull);
+	}
+	alarm(0);
+	jft_ok("sched.rt");
+	return 0;
+}
