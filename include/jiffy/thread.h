@@ -171,7 +171,12 @@ int jf_worker_id(void);
 /** jf_nworkers() - number of workers of the running runtime, 0 if none runs. */
 int jf_nworkers(void);
 
-/** jf_thread_get_sched_attr() / jf_thread_set_sched_attr() - policy attributes of @t. */
+/**
+ * jf_thread_get_sched_attr() / jf_thread_set_sched_attr() - policy attributes of @t.
+ * A change takes effect when @t is next handed to the policy (it is woken, yields, blocks or is
+ * preempted; for the caller itself: from its next such point); get returns the latest set.
+ * set: 0; -EINVAL for a NULL argument, a worker out of range, or no runtime.
+ */
 void jf_thread_get_sched_attr(const jf_thread_t *t, struct jf_sched_attr *out);
 int jf_thread_set_sched_attr(jf_thread_t *t, const struct jf_sched_attr *attr);
 

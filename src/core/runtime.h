@@ -61,6 +61,12 @@ struct jf_thread {
 	uint8_t is_main;
 	struct jf_thread *joiner; /* uthread blocked in jf_join() on this one */
 
+	/* jf_thread_set_sched_attr(): the new attributes wait here until the policy may see them
+	 * (the next time the uthread is handed to the policy: enqueue, blocked, exit). */
+	uint32_t attr_lock;
+	uint32_t attr_pending;
+	struct jf_sched_attr attr_next;
+
 	struct jf_thread *wq_next; /* link in a struct jf_waitq */
 	uint32_t wq_queued;        /* 1 while in a wait queue (protected by that queue's lock) */
 

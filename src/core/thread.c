@@ -296,9 +296,21 @@ void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next)
 	asan_entered(fake);
 }
 
+/* New attributes from jf_thread_set_sched_attr(), applied before the policy sees @t again. */
+static inline void apply_sched_attr(struct jf_thread *t)
+{
+	if (JF_UNLIKELY(__atomic_load_n(&t->attr_pending, __ATOMIC_ACQUIRE))) {
+		jf_spin_lock(&t->attr_lock);
+		t->task.attr = t->attr_next;
+		t->attr_pending = 0;
+		jf_spin_unlock(&t->attr_lock);
+	}
+}
+
 /* @cur stops running (yield, preempt, block, exit): add this run to its ran_ns. */
 static inline void account_run(struct jf_thread *cur)
 {
+	apply_sched_attr(cur);
 	if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
 		cur->task.ran_ns += jf_now_ns() - cur->task.started_ns;
 }
@@ -481,6 +493,7 @@ void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enque
 	struct jf_policy *p = &jf_rt->policy;
 	uint64_t now = jf_policy_now();
 
+	apply_sched_attr(t);
 	t->task.runnable_ns = now;
 	after_enqueue(w, p->ops->enqueue(p, w->id, &t->task, reason, now), &t->task, reason);
 }
@@ -563,6 +576,8 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 	t->arg = arg;
 	t->retval = NULL;
 	t->jlock = 0;
+	t->attr_lock = 0;
+	t->attr_pending = 0;
 	t->state = UT_RUNNABLE;
 	t->detached = attr ? attr->detached != 0 : 0;
 	t->is_main = 0;
@@ -747,7 +762,13 @@ static int jf_worker_id_in_runtime(void)
 
 void jf_thread_get_sched_attr(const jf_thread_t *t, struct jf_sched_attr *out)
 {
-	*out = t->task.attr;
+	jf_thread_t *m = (jf_thread_t *)t;
+
+	JF_RUNTIME_ENTER();
+	jf_spin_lock(&m->attr_lock);
+	*out = m->attr_pending ? m->attr_next : m->task.attr;
+	jf_spin_unlock(&m->attr_lock);
+	JF_RUNTIME_LEAVE();
 }
 
 int jf_thread_set_sched_attr(jf_thread_t *t, const struct jf_sched_attr *attr)
@@ -756,7 +777,19 @@ int jf_thread_set_sched_attr(jf_thread_t *t, const struct jf_sched_attr *attr)
 		return -EINVAL;
 	if (attr->worker < -1 || attr->worker >= jf_rt->nworkers)
 		return -EINVAL;
-	t->task.attr = *attr;
+	/*
+	 * Policies read task.attr inside their ops, from any worker, without our lock: the change
+	 * is applied when the uthread is next handed to the policy (apply_sched_attr()), which is
+	 * also when a policy can act on it (a new class, type or weight takes effect from its next
+	 * enqueue). The caller changing its own attributes sees them from its next yield, block or
+	 * preemption.
+	 */
+	JF_RUNTIME_ENTER();
+	jf_spin_lock(&t->attr_lock);
+	t->attr_next = *attr;
+	__atomic_store_n(&t->attr_pending, 1, __ATOMIC_RELEASE);
+	jf_spin_unlock(&t->attr_lock);
+	JF_RUNTIME_LEAVE();
 	return 0;
 }
 
