@@ -26,7 +26,8 @@
  * never gives way to BE work. A BE task that used its BE quantum is preempted when LC work is
  * available to its worker (any LC queue) or other BE work waits. An LC task queued (NEW or WOKEN)
  * on a worker that runs BE preempts it at once (wakeup_preempt). A preempted BE task goes to the
- * tail of the BE queue even when LC work cut its quantum short.
+ * tail of the BE queue even when LC work cut its quantum short. Priority is strict: an LC task
+ * that yields while only BE work waits runs on, so LC code must block, not spin, on BE work.
  *
  * Parameters (struct jf_policy_tunables, defaults in src/core/config.c):
  *   quantum_ns          LC quantum (100 us)                              JIFFY_QUANTUM_US
@@ -52,8 +53,9 @@ enum lcbe_running {
 
 struct lcbe_worker {
 	struct taskq lc;
-	uint32_t running; /* enum lcbe_running of what we last handed this worker (atomic) */
-	uint64_t rng;     /* victim choice; this worker only */
+	uint64_t rng; /* victim choice; this worker only */
+	/* enum lcbe_running of what we last handed this worker (atomic; own line: read by others) */
+	uint32_t running __attribute__((aligned(JF_CACHELINE)));
 } __attribute__((aligned(JF_CACHELINE)));
 
 struct lcbe {

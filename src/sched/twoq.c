@@ -13,7 +13,8 @@
  *                  worker (the spawner or waker: cache-warm, idle workers steal the rest).
  *   PREEMPTED   -> tail of the preempted queue of the caller's worker (where it ran).
  *   YIELDED     -> tail of the queue it was last taken from: yielding neither promotes a
- *                  preempted task nor demotes a new one.
+ *                  preempted task nor demotes a new one (a new-queue task that yields while
+ *                  only preempted work waits runs on; the end of its quantum demotes it).
  * Picking on worker w: w's new queue; else new work stolen from another worker; else w's
  * preempted queue. When idle (balance): steal new work from any worker, and preempted work only
  * when no worker has new work. A steal takes half of the victim's queue (at least one task).
@@ -29,7 +30,7 @@
  *   quantum_ns    the quantum of new-queue tasks (100 us)             JIFFY_QUANTUM_US
  *   twoq_long_ns  the quantum of preempted-queue tasks (0: 4 x quantum) JIFFY_TWOQ_LONG_US
  *
- * Concurrency: each queue has its own spinlock and a lock never is held while taking another
+ * Concurrency: each queue has its own spinlock, and no lock is held while another is taken
  * (stealing uses trylock, then releases the victim before touching its own queue). Each worker
  * publishes which queue its current task came from (@running) with a relaxed atomic: written by
  * that worker only, read by the others in wakeup_preempt, since another worker's running task
@@ -59,8 +60,9 @@ _Static_assert(offsetof(struct twoq_task, link) == 0, "taskq link must be first"
 struct twoq_worker {
 	struct taskq newq;
 	struct taskq preq;
-	uint32_t running; /* enum twoq_origin of what we last handed this worker (atomic) */
-	uint64_t rng;     /* victim choice; this worker only */
+	uint64_t rng; /* victim choice; this worker only */
+	/* enum twoq_origin of what we last handed this worker (atomic; own line: read by others) */
+	uint32_t running __attribute__((aligned(JF_CACHELINE)));
 } __attribute__((aligned(JF_CACHELINE)));
 
 struct twoq {
