@@ -158,9 +158,15 @@ static void *main_fifo(void *arg)
 		while (narrived < NWAITERS)
 			jf_yield();
 		CHECK_EQ(nacquired, 0);
+		/*
+		 * Handed to the oldest waiter, who has not run yet: no barging. (Not preemptible
+		 * in between: a policy with wakeup preemption, e.g. twoq, may otherwise run the
+		 * woken waiter, and all the others, before main's trylock.)
+		 */
+		jf_preempt_disable();
 		CHECK_EQ(jf_mutex_unlock(&fm), 0);
-		/* Handed to the oldest waiter, who has not run yet: no barging. */
 		CHECK_EQ(jf_mutex_trylock(&fm), -EBUSY);
+		jf_preempt_enable();
 		if (round == 2) {
 			/* Queue behind all of them: main must acquire last. */
 			jf_mutex_lock(&fm);
