@@ -87,4 +87,49 @@ static inline struct jf_task *taskq_pop_head(struct taskq *q)
 	return t;
 }
 
+/*
+ * Take the head and up to half of the rest of @vq; return the head and append the rest to @into.
+ * The victim is only trylocked (a busy worker never waits for a thief) and released before
+ * @into is locked, so two workers stealing from each other cannot deadlock.
+ */
+static inline struct jf_task *taskq_steal_half(struct taskq *vq, struct taskq *into)
+{
+	struct jf_task *first, *batch = NULL, *last = NULL;
+	uint32_t take;
+
+	if (taskq_count(vq) == 0 || !jf_spin_trylock(&vq->lock))
+		return NULL;
+	first = taskq_pop_head_locked(vq);
+	take = first ? vq->count / 2 : 0;
+	while (take--) {
+		struct jf_task *t = taskq_pop_head_locked(vq);
+		taskq_link(t)->next = NULL;
+		if (last)
+			taskq_link(last)->next = t;
+		else
+			batch = t;
+		last = t;
+	}
+	jf_spin_unlock(&vq->lock);
+	if (batch) {
+		jf_spin_lock(&into->lock);
+		while (batch) {
+			struct jf_task *next = taskq_link(batch)->next;
+			taskq_push_tail_locked(into, batch);
+			batch = next;
+		}
+		jf_spin_unlock(&into->lock);
+	}
+	return first;
+}
+
+/* xorshift64*: a per-worker stream to spread steal victims (quality is not critical). */
+static inline uint64_t taskq_next_rand(uint64_t *x)
+{
+	*x ^= *x >> 12;
+	*x ^= *x << 25;
+	*x ^= *x >> 27;
+	return *x * 0x2545F4914F6CDD1Dull;
+}
+
 #endif /* JIFFY_TASKQ_H */

@@ -153,51 +153,6 @@ static struct jf_task *hand(struct twoq_worker *me, struct jf_task *t, uint32_t 
 	return t;
 }
 
-static uint64_t next_rand(uint64_t *x)
-{
-	/* xorshift64*: only to spread victims */
-	*x ^= *x >> 12;
-	*x ^= *x << 25;
-	*x ^= *x >> 27;
-	return *x * 0x2545F4914F6CDD1Dull;
-}
-
-/*
- * Take the head and up to half of the rest of @vq; return the head and append the rest to @into.
- * The victim is only trylocked (a busy worker never waits for a thief) and released before
- * @into is locked, so two workers stealing from each other cannot deadlock.
- */
-static struct jf_task *steal_half(struct taskq *vq, struct taskq *into)
-{
-	struct jf_task *first, *batch = NULL, *last = NULL;
-	uint32_t take;
-
-	if (taskq_count(vq) == 0 || !jf_spin_trylock(&vq->lock))
-		return NULL;
-	first = taskq_pop_head_locked(vq);
-	take = first ? vq->count / 2 : 0;
-	while (take--) {
-		struct jf_task *t = taskq_pop_head_locked(vq);
-		taskq_link(t)->next = NULL;
-		if (last)
-			taskq_link(last)->next = t;
-		else
-			batch = t;
-		last = t;
-	}
-	jf_spin_unlock(&vq->lock);
-	if (batch) {
-		jf_spin_lock(&into->lock);
-		while (batch) {
-			struct jf_task *next = taskq_link(batch)->next;
-			taskq_push_tail_locked(into, batch);
-			batch = next;
-		}
-		jf_spin_unlock(&into->lock);
-	}
-	return first;
-}
-
 /* Steal from the new (@pre false) or preempted queues of the other workers. */
 static struct jf_task *steal(struct twoq *s, int worker, bool pre)
 {
@@ -206,12 +161,12 @@ static struct jf_task *steal(struct twoq *s, int worker, bool pre)
 
 	if (s->nworkers < 2)
 		return NULL;
-	v = (int)(next_rand(&me->rng) % (uint64_t)s->nworkers);
+	v = (int)(taskq_next_rand(&me->rng) % (uint64_t)s->nworkers);
 	for (int i = 0; i < s->nworkers; i++, v = v + 1 == s->nworkers ? 0 : v + 1) {
 		struct jf_task *t;
 		if (v == worker)
 			continue;
-		t = pre ? steal_half(&s->w[v].preq, &me->preq) : steal_half(&s->w[v].newq, &me->newq);
+		t = pre ? taskq_steal_half(&s->w[v].preq, &me->preq) : taskq_steal_half(&s->w[v].newq, &me->newq);
 		if (t)
 			return t;
 	}

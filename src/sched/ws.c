@@ -37,15 +37,6 @@ static struct jf_task *ws_enqueue_pick(struct jf_policy *p, int worker, struct j
 	return pwq_push_pop(s, worker, *target, t);
 }
 
-static uint64_t next_rand(uint64_t *x)
-{
-	/* xorshift64*: only to spread victims, quality is not critical */
-	*x ^= *x >> 12;
-	*x ^= *x << 25;
-	*x ^= *x >> 27;
-	return *x * 0x2545F4914F6CDD1Dull;
-}
-
 /*
  * Steal up to half of a victim's queue; return the first stolen task to run now and put the rest
  * in our own queue. The victim's lock is taken only when its queue looks non-empty and only with
@@ -61,38 +52,11 @@ static struct jf_task *ws_balance(struct jf_policy *p, int worker, uint64_t now)
 	(void)now;
 	if (s->nworkers < 2)
 		return NULL;
-	start = (int)(next_rand(&me->rng) % (uint64_t)s->nworkers);
+	start = (int)(taskq_next_rand(&me->rng) % (uint64_t)s->nworkers);
 	for (int i = 0, v = start; i < s->nworkers; i++, v = v + 1 == s->nworkers ? 0 : v + 1) {
-		struct taskq *vq = &s->w[v].q;
-		struct jf_task *first, *batch = NULL, *last = NULL;
-		uint32_t take;
-
-		if (v == worker || taskq_count(vq) == 0 || !jf_spin_trylock(&vq->lock))
-			continue;
-		first = taskq_pop_head_locked(vq);
-		take = first ? vq->count / 2 : 0;
-		while (take--) {
-			struct jf_task *t = taskq_pop_head_locked(vq);
-			taskq_link(t)->next = NULL;
-			if (last)
-				taskq_link(last)->next = t;
-			else
-				batch = t;
-			last = t;
-		}
-		jf_spin_unlock(&vq->lock);
-		if (!first)
-			continue;
-		if (batch) {
-			jf_spin_lock(&me->q.lock);
-			while (batch) {
-				struct jf_task *next = taskq_link(batch)->next;
-				taskq_push_tail_locked(&me->q, batch);
-				batch = next;
-			}
-			jf_spin_unlock(&me->q.lock);
-		}
-		return first;
+		struct jf_task *first;
+		if (v != worker && (first = taskq_steal_half(&s->w[v].q, &me->q)) != NULL)
+			return first;
 	}
 	return NULL;
 }
