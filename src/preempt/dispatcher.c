@@ -36,12 +36,16 @@
 
 enum tt_mode { TT_SIGNAL, TT_FLAG, TT_HYBRID, TT_UINTR };
 
+/* A busy worker's timer this late (no idle worker fired it) is worth an interrupt. */
+#define TIMER_LATE_NS 5000u
+
 struct tt_worker {
 	uint64_t seq;      /* the run we last acted on */
 	uint64_t acted_ns; /* when */
 	uint64_t flag_ns;  /* hybrid: when the flag was raised for that run */
 	uint64_t retry_ns; /* backoff before asking that run again */
 	uint64_t due;      /* the due time it had (the worker moves it when the policy says "go on") */
+	uint64_t timer_ns; /* when we last asked it to fire overdue timers */
 };
 
 static struct tt_worker *tt;
@@ -131,6 +135,20 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 
 		if (!start)
 			continue; /* idle: nothing to interrupt */
+		uint64_t tdl = jf_timers_next(w);
+		if (tdl + TIMER_LATE_NS <= now && now - s->timer_ns >= q / 4) {
+			/* Its timers are overdue (every worker busy): have it fire them. */
+			s->timer_ns = now;
+			if (tt_mode == TT_FLAG || tt_mode == TT_HYBRID)
+				raise_flag(rt, w);
+			else
+				interrupt(rt, w);
+		} else if (tdl != UINT64_MAX) {
+			uint64_t at = tdl + TIMER_LATE_NS > s->timer_ns + q / 4 ? tdl + TIMER_LATE_NS
+										  : s->timer_ns + q / 4;
+			if (at < next)
+				next = at, *hard = -1;
+		}
 		if (now < due) {
 			if (due < next)
 				next = due, *hard = -1;

@@ -68,20 +68,25 @@ static void arm(struct worker *w, uint64_t delay_ns)
 	errno = saved;
 }
 
-/* A uthread runs on @w: make sure it is interrupted at the end of its quantum if work waits. */
+/*
+ * A uthread runs on @w: make sure it is interrupted at its due time if work waits, or when one of
+ * @w's timers falls due (a sleeper whose wakeup would otherwise wait for a scheduling point).
+ */
 static void ptimer_on_run(struct worker *w, uint64_t now)
 {
 	struct runtime *rt = jf_rt;
-	uint64_t start, due;
+	uint64_t when = UINT64_MAX, tdl;
 
 	if (__atomic_load_n(&w->timer_armed, __ATOMIC_RELAXED) ||
-	    !rt->policy.ops->has_work(&rt->policy, w->id))
+	    !__atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED))
 		return;
-	start = __atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED);
-	if (!start)
-		return;
-	due = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
-	arm(w, due > now ? due - now : 0);
+	if (rt->policy.ops->has_work(&rt->policy, w->id))
+		when = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
+	tdl = jf_timers_next(w);
+	if (tdl < when)
+		when = tdl;
+	if (when != UINT64_MAX)
+		arm(w, when > now ? when - now : 0);
 }
 
 static void ptimer_on_work(struct worker *self, struct worker *target)

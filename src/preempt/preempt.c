@@ -181,6 +181,14 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 			rt->mech->retry(w, now);
 		return false;
 	}
+	if (JF_UNLIKELY(jf_timers_next(w) <= now)) {
+		/*
+		 * This worker's timers (sleeps, timeouts) fell due while its uthread ran: fire them
+		 * now rather than at its next scheduling point. What they wake is queued (and may
+		 * ask for wakeup preemption, seen just below).
+		 */
+		STAT_ADD(w, timers, jf_timers_run(w, now));
+	}
 	if (__atomic_exchange_n(&w->preempt_now, 0, __ATOMIC_ACQUIRE)) {
 		/* Wakeup preemption: the policy already decided; only a switch to nothing is moot. */
 		if (!rt->policy.ops->has_work(&rt->policy, w->id)) {
