@@ -111,7 +111,8 @@ static inline int ph_init(struct ph_sim *s, const char *name, int nworkers, int 
 		params.tun = *tun;
 	else
 		jf_policy_tunables_default(&params.tun);
-	return s->p.ops->init(&s->p, &params);
+	s->p.params = params; /* as the runtime does: ops may read p->params later */
+	return s->p.ops->init(&s->p, &s->p.params);
 }
 
 static inline void ph_fini(struct ph_sim *s)
@@ -249,11 +250,12 @@ static inline void ph_requeue(struct ph_sim *s, int w, enum jf_enqueue_reason r)
 		if (!t && s->p.ops->balance && s->nworkers > 1)
 			t = s->p.ops->balance(&s->p, w, s->now);
 	} else {
-		ph_enqueue(s, w, i, r);
+		target = ph_enqueue(s, w, i, r);
 		t = ph_pick(s, w);
 	}
-	if (!t)
-		ph_violation(s, "worker %d: task %d was re-queued (%s) but nothing could be picked",
+	/* It may have gone to another worker (its attr.worker hint): then this one may idle. */
+	if (!t && target == w)
+		ph_violation(s, "worker %d: task %d was re-queued (%s) here but nothing could be picked",
 			     w, i, r == JF_ENQ_YIELDED ? "yield" : "preempt");
 	ph_start(s, w, t);
 }
