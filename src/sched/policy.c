@@ -14,10 +14,12 @@
 
 extern const struct jf_policy_ops jf_policy_fifo;
 extern const struct jf_policy_ops jf_policy_ws;
+extern const struct jf_policy_ops jf_policy_central;
 
 static const struct jf_policy_ops *const builtin[] = {
 	&jf_policy_fifo,
 	&jf_policy_ws,
+	&jf_policy_central,
 };
 
 #define MAX_REGISTERED 32
