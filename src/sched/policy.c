@@ -16,12 +16,14 @@ extern const struct jf_policy_ops jf_policy_fifo;
 extern const struct jf_policy_ops jf_policy_ws;
 extern const struct jf_policy_ops jf_policy_twoq;
 extern const struct jf_policy_ops jf_policy_lcbe;
+extern const struct jf_policy_ops jf_policy_central;
 
 static const struct jf_policy_ops *const builtin[] = {
 	&jf_policy_fifo,
 	&jf_policy_ws,
 	&jf_policy_twoq,
 	&jf_policy_lcbe,
+	&jf_policy_central,
 };
 
 #define MAX_REGISTERED 32
