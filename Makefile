@@ -4,7 +4,8 @@
 #                  and check that an installed Jiffy builds the README example via pkg-config
 #   make demo      run the example against an installed copy, then the benchmark table
 #   make bench     the full benchmark table (Jiffy vs Boost.Fiber, Go, pthreads), the
-#                  idle-spin measurement and the preemption benchmarks
+#                  idle-spin measurement, the preemption benchmarks and the wakeup-latency
+#                  benchmark per policy (schbench)
 #   make calibrate jiffy-calibrate: the smallest quantum per mechanism on this machine
 #   make install   PREFIX=/usr/local (default)
 JOBS    ?= $(shell nproc)
@@ -73,6 +74,8 @@ bench: build
 	@$(BUILD)/bench/preempt_bench
 	@echo "== resume path: rt_sigreturn vs restoring by hand =="
 	@$(BUILD)/bench/resume_path
+	@echo "== wakeup latency per policy beside Linux threads (schbench-like) =="
+	@$(BUILD)/bench/schbench
 
 calibrate: build
 	@$(BUILD)/tools/jiffy-calibrate
