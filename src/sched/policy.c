@@ -14,10 +14,16 @@
 
 extern const struct jf_policy_ops jf_policy_fifo;
 extern const struct jf_policy_ops jf_policy_ws;
+extern const struct jf_policy_ops jf_policy_rr;
+extern const struct jf_policy_ops jf_policy_cfs;
+extern const struct jf_policy_ops jf_policy_eevdf;
 
 static const struct jf_policy_ops *const builtin[] = {
 	&jf_policy_fifo,
 	&jf_policy_ws,
+	&jf_policy_rr,
+	&jf_policy_cfs,
+	&jf_policy_eevdf,
 };
 
 #define MAX_REGISTERED 32
