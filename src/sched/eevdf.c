@@ -25,20 +25,22 @@
  * adding the task does not shift V; this file does not, so a woken task keeps slightly less than
  * its lag. A task moved between workers by stealing keeps its lag and what is left of its
  * request the same way.
+ * A task's weight is read when it is spawned or wakes; a change while it runs or waits takes
+ * effect then (changing it in place would move V).
  * Placement: attr.worker if set, else the caller's worker; an idle worker takes the task another
  * worker would run next. No periodic load balancing.
  *
  * Parameters: eevdf_slice_ns, base_slice (default 12.5 us, Skyloft Table 5; JIFFY_EEVDF_SLICE_US);
  * quantum_ns (JIFFY_QUANTUM_US) only bounds the lag.
  *
- * Data structure: per worker, a treap (a binary search tree with heap-ordered random priorities,
- * Seidel & Aragon) of the queued tasks ordered by v, each node augmented with the earliest
- * deadline in its subtree (the augmented tree of Linux 6.6, with a treap instead of a red-black
- * tree). The eligible tasks are a prefix in v order, so one walk from the root finds the subtree
- * holding the earliest eligible deadline and a second walk finds the task: insert, remove and
- * pick are O(log n) expected (O(n) worst case with vanishing probability), iterative, with no
- * allocation; links live in jf_task.policy_data. V is kept as sum w * (v - v0) and sum w, with
- * v0 a reference point moved forward to the smallest v (128-bit sum: no overflow).
+ * Data structure: per worker, a treap of the queued tasks ordered by v (vtree.h: a binary search
+ * tree balanced by random priorities, Seidel & Aragon), each node augmented with the earliest
+ * deadline in its subtree: the augmented tree of Linux 6.6, with a treap for the red-black tree.
+ * The eligible tasks are a prefix in v order, so one walk from the root finds the subtree holding
+ * the earliest eligible deadline and a second walk finds the task. Insert, remove and pick are
+ * O(log n) expected (O(n) worst case with vanishing probability), iterative, with no allocation.
+ * V is kept as sum w * (v - v0) and sum w, with v0 a reference point moved forward to the
+ * smallest v (a 128-bit sum: no overflow).
  *
  * Invariants: everything in a struct ev_rq is protected by its spinlock, and no two run-queue
  * locks are ever held together; nr_queued is also read without it (has_work, tick). A running
