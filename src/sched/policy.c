@@ -17,6 +17,9 @@ extern const struct jf_policy_ops jf_policy_ws;
 extern const struct jf_policy_ops jf_policy_twoq;
 extern const struct jf_policy_ops jf_policy_lcbe;
 extern const struct jf_policy_ops jf_policy_central;
+extern const struct jf_policy_ops jf_policy_rr;
+extern const struct jf_policy_ops jf_policy_cfs;
+extern const struct jf_policy_ops jf_policy_eevdf;
 
 static const struct jf_policy_ops *const builtin[] = {
 	&jf_policy_fifo,
@@ -24,6 +27,9 @@ static const struct jf_policy_ops *const builtin[] = {
 	&jf_policy_twoq,
 	&jf_policy_lcbe,
 	&jf_policy_central,
+	&jf_policy_rr,
+	&jf_policy_cfs,
+	&jf_policy_eevdf,
 };
 
 #define MAX_REGISTERED 32
