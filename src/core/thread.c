@@ -464,14 +464,18 @@ static inline void after_enqueue(struct worker *w, int target, struct jf_task *t
 	if (rt->policy.ops->wakeup_preempt && target >= 0 &&
 	    (reason == JF_ENQ_NEW || reason == JF_ENQ_WOKEN))
 		wakeup_preempt(w, target, t);
-	if (rt->preempting && rt->mech->on_work && reason != JF_ENQ_YIELDED &&
-	    reason != JF_ENQ_PREEMPTED) {
-		/* A busy worker now has work waiting; a shared (central) queue concerns them all. */
-		if (target >= 0)
-			rt->mech->on_work(w, &rt->workers[target]);
-		else
+	if (rt->preempting && rt->mech->on_work) {
+		/*
+		 * A busy worker now has work waiting. A yielded or preempted task in the caller's
+		 * own queue is the caller's next pick: nothing to tell. One in a shared queue
+		 * (central, lcbe's best effort: target -1) concerns every worker, whatever the
+		 * reason: a worker whose run began with nothing else to run was not armed.
+		 */
+		if (target < 0)
 			for (int i = 0; i < rt->nworkers; i++)
 				rt->mech->on_work(w, &rt->workers[i]);
+		else if (reason != JF_ENQ_YIELDED && reason != JF_ENQ_PREEMPTED)
+			rt->mech->on_work(w, &rt->workers[target]);
 	}
 	if (rt->nworkers == 1 || (target == w->id && (reason == JF_ENQ_YIELDED || !rt->can_steal)))
 		return;

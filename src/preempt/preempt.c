@@ -221,11 +221,25 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 	seq = w->run_seq;
 	jf_sched_preempt(cur);
 	w = cur->worker;
-	if (w->run_seq == seq && rt->mech->on_run) {
-		/* The policy picked @cur again: no new run started, so arm for this one. */
-		rt->mech->on_run(w, jf_now_ns());
+	now = jf_now_ns();
+	if (w->run_seq == seq) {
+		/* The policy picked @cur again: no new run started; a new slice, armed for. */
+		__atomic_store_n(&w->run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
+		if (rt->mech->on_run)
+			rt->mech->on_run(w, now);
 		return false;
 	}
+	/*
+	 * Resumed, possibly much later and elsewhere. If switching it in (a signal return on a VM:
+	 * tens of us) ate more than half of its slice, the slice counts from now: otherwise it
+	 * could end before the uthread runs a single instruction of its own, and the next request
+	 * would preempt it again (a livelock at slices shorter than a signal). Not in the usual
+	 * case: the mechanism was armed for the old due time, and moving it costs a skipped
+	 * interrupt.
+	 */
+	uint64_t slice = jf_policy_slice(w, now);
+	if (__atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED) < now + slice / 2)
+		__atomic_store_n(&w->run_due_ns, now + slice, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -234,7 +248,7 @@ bool jf_preempt_request_at(uintptr_t pc)
 	struct runtime *rt = jf_rt;
 	struct worker *w = jf_this_worker();
 	struct jf_thread *cur;
-	bool preempted;
+	bool preempted = false;
 
 	if (!rt || !w || !(cur = w->cur))
 		return false; /* not a worker, or its scheduler loop: nothing to preempt */
@@ -250,29 +264,18 @@ bool jf_preempt_request_at(uintptr_t pc)
 	for (;;) {
 		jf_pcount_set(1);
 		jf_ptls()->pending = 0;
-		preempted = decide_and_preempt(rt, w, cur, pc);
-		if (preempted && JF_UNLIKELY(jf_ptls()->pending)) {
-			/*
-			 * A request that arrived while this uthread was switched out or being switched
-			 * back in belongs to the run that ended, or would cut the new run off before
-			 * it ran a single instruction of its own: when switching in costs more than
-			 * the slice (a 12 us slice against ~20 us signals on a VM), taking it here
-			 * nested preemption inside preemption until the stack overflowed. Drop it;
-			 * the new run's mechanism was armed when it started (re-armed here, since
-			 * the dropped signal disarmed it).
-			 */
-			jf_ptls()->pending = 0;
-			w = cur->worker;
-			if (rt->mech->on_run)
-				rt->mech->on_run(w, jf_now_ns());
-		}
+		preempted |= decide_and_preempt(rt, w, cur, pc);
+		w = cur->worker;
 		jf_pcount_set(0);
 		/*
-		 * A request that arrived while we decided (and did not switch) was deferred to "the
-		 * end of the runtime section", which is now: decide again, in this loop rather than
-		 * by recursion (usually a skip that re-arms the mechanism).
+		 * A request that arrived while we decided, or while this uthread was switched out
+		 * and back in, was deferred to "the end of the runtime section", which is now:
+		 * decide again, in this loop (not by recursion: nested preemptions grew the stack
+		 * until it overflowed when switching in cost more than the slice). After a resume
+		 * the slice counts from the resume (decide_and_preempt), so this is a skip that
+		 * re-arms the mechanism, not a preemption before the uthread ran.
 		 */
-		if (preempted || !JF_UNLIKELY(jf_ptls()->pending))
+		if (!JF_UNLIKELY(jf_ptls()->pending))
 			return preempted;
 		pc = 0;
 	}

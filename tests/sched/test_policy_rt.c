@@ -23,6 +23,7 @@
 #include "../jf_test.h"
 
 static const char *policy, *mech;
+static const char *volatile phase = "1 (random steps)";
 static bool preempting;
 
 /* Compute for about @ns, answering safepoints; under "none" yield instead (run to completion). */
@@ -97,8 +98,9 @@ static void *random_worker(void *arg)
 static void watchdog(int sig)
 {
 	(void)sig;
-	fprintf(stderr, "policy %s, mechanism %s: stuck: %ld of %d uthreads finished, %ld steps\n",
-		policy, mech, atomic_load(&finished), NT, atomic_load(&steps_done));
+	fprintf(stderr, "policy %s, mechanism %s: stuck in part %s (part 1: %ld of %d uthreads "
+		"finished, %ld steps)\n", policy, mech, phase, atomic_load(&finished), NT,
+		atomic_load(&steps_done));
 	_exit(1);
 }
 
@@ -244,6 +246,7 @@ int main(void)
 	struct jf_config cfg;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
+	setvbuf(stdout, NULL, _IOLBF, 0); /* what was printed survives the watchdog */
 	jft_config(&cfg, 0);
 	policy = cfg.policy;
 	mech = cfg.preempt;
@@ -258,6 +261,7 @@ int main(void)
 	       NT, STEPS);
 
 	/* 2 */
+	phase = "2 (idleness)";
 	if (strcmp(policy, "fifo") != 0 && ncpu >= 2) {
 		jft_config(&cfg, 2);
 		jft_run(&cfg, test_idleness, NULL);
@@ -271,6 +275,7 @@ int main(void)
 	}
 
 	/* 3 */
+	phase = "3 (shares)";
 	if (!strcmp(policy, "rr") || !strcmp(policy, "cfs") || !strcmp(policy, "eevdf")) {
 		bool weighted = strcmp(policy, "rr") != 0;
 		unsigned long w0, w1, w2;
@@ -280,15 +285,21 @@ int main(void)
 		printf("   %s/%s: work of 3 hogs (weights %s) on one worker: %lu %lu %lu\n", policy,
 		       mech, weighted ? "1:2:4" : "equal", w0, w1, w2);
 		CHECK(w0 > 0 && w1 > 0 && w2 > 0);
-		if (weighted) { /* expected 4: accept 2..8 */
+		/*
+		 * Under "none" the hogs yield after every step, and a yield in cfs/eevdf goes
+		 * behind every queued task (docs/policies.md): round robin, so weights cannot
+		 * show; only no-starvation is checked there.
+		 */
+		if (weighted && preempting) { /* expected 4: accept 2..8 */
 			CHECK(w2 > 2 * w0 && w2 < 8 * w0);
-		} else { /* expected 1: accept 0.6..1.6 */
+		} else if (!weighted) { /* expected 1: accept 0.6..1.6 */
 			CHECK(w2 * 10 > w0 * 6 && w2 * 10 < w0 * 16);
 			CHECK(w1 * 10 > w0 * 6 && w1 * 10 < w0 * 16);
 		}
 	}
 
 	/* 4 */
+	phase = "4 (lcbe)";
 	if (!strcmp(policy, "lcbe")) {
 		jft_config(&cfg, ncpu >= 2 ? 2 : 1);
 		jft_run(&cfg, test_lcbe, NULL);
