@@ -93,7 +93,8 @@ static inline int ph_init(struct ph_sim *s, const char *name, int nworkers, int 
 	s->now = 1000000; /* never 0: 0 means "not running" in the runtime */
 	s->cur = malloc(sizeof(int) * (size_t)nworkers);
 	s->due = calloc((size_t)nworkers, sizeof(uint64_t));
-	s->tasks = aligned_alloc(64, sizeof(struct ph_task) * (size_t)ntasks);
+	/* aligned_alloc wants a size that is a multiple of the alignment */
+	s->tasks = aligned_alloc(64, (sizeof(struct ph_task) * (size_t)ntasks + 63) & ~(size_t)63);
 	if (!s->cur || !s->due || !s->tasks)
 		return -1;
 	memset(s->tasks, 0, sizeof(struct ph_task) * (size_t)ntasks);

@@ -9,8 +9,9 @@
  *   2. bounded idleness (2 workers; every policy but fifo, which never moves work): uthreads
  *      all placed on worker 0 are also run by worker 1, and the first of them runs there within
  *      a generous bound;
- *   3. shares on one worker (rr: equal; cfs, eevdf: 1:2:4 by weight) within a wide tolerance
- *      (real time on a shared machine: the tight checks are in test_policy_ops.c);
+ *   3. shares on one worker (rr: equal within 0.4..2.5x; cfs, eevdf with preemption: the
+ *      weight-4 hog gets 1.5..10x the weight-1 one) - real time on a shared machine and under
+ *      sanitizers, so wide: the tight checks (5 %, 10 %) are in test_policy_ops.c;
  *   4. lcbe: best-effort uthreads make progress while no latency-critical work exists, and with
  *      a preemption mechanism a latency-critical uthread arriving while best-effort work holds
  *      every worker starts within a bound (wakeup preemption through the mechanism's kick).
@@ -290,11 +291,12 @@ int main(void)
 		 * behind every queued task (docs/policies.md): round robin, so weights cannot
 		 * show; only no-starvation is checked there.
 		 */
-		if (weighted && preempting) { /* expected 4: accept 2..8 */
-			CHECK(w2 > 2 * w0 && w2 < 8 * w0);
-		} else if (!weighted) { /* expected 1: accept 0.6..1.6 */
-			CHECK(w2 * 10 > w0 * 6 && w2 * 10 < w0 * 16);
-			CHECK(w1 * 10 > w0 * 6 && w1 * 10 < w0 * 16);
+		/* Real time on a shared machine (and sanitizers): wide bounds, exact ones in ops */
+		if (weighted && preempting) { /* expected 4: accept 1.5..10 */
+			CHECK(w2 * 2 > 3 * w0 && w2 < 10 * w0);
+		} else if (!weighted) { /* expected 1: accept 0.4..2.5 */
+			CHECK(w2 * 10 > w0 * 4 && w2 * 10 < w0 * 25);
+			CHECK(w1 * 10 > w0 * 4 && w1 * 10 < w0 * 25);
 		}
 	}
 
