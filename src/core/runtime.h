@@ -216,6 +216,9 @@ void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enque
  * wait queue at once (on_cpu makes that safe).
  */
 void jf_sched_block(uint32_t *unlock);
+/* The same, calling @publish(@arg) (e.g. arming a wake-up timer) after the policy was told
+ * the uthread blocked and before @unlock: nothing may wake it before blocked() returned. */
+void jf_sched_block_then(uint32_t *unlock, void (*publish)(void *arg), void *arg);
 
 /* Wake @t, blocked, from the current context (a uthread, or a worker's timer code). */
 void jf_sched_wake(struct jf_thread *t);

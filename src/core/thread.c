@@ -502,7 +502,7 @@ void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enque
 	after_enqueue(w, p->ops->enqueue(p, w->id, &t->task, reason, now), &t->task, reason);
 }
 
-void jf_sched_block(uint32_t *unlock)
+void jf_sched_block_then(uint32_t *unlock, void (*publish)(void *arg), void *arg)
 {
 	struct jf_thread *cur = jf_current();
 	struct worker *w = cur->worker;
@@ -512,9 +512,17 @@ void jf_sched_block(uint32_t *unlock)
 	if (p->ops->blocked)
 		p->ops->blocked(p, w->id, &cur->task, jf_policy_now());
 	STAT_INC(w, blocks);
+	/* Only now may anything wake it: enqueue(WOKEN) must not race with blocked(). */
+	if (publish)
+		publish(arg);
 	if (unlock)
 		jf_spin_unlock(unlock);
 	uthread_reschedule(cur, NULL, JF_ENQ_WOKEN);
+}
+
+void jf_sched_block(uint32_t *unlock)
+{
+	jf_sched_block_then(unlock, NULL, NULL);
 }
 
 void jf_sched_wake(struct jf_thread *t)

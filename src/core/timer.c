@@ -169,6 +169,7 @@ struct timeout_wait {
 	struct jf_thread *t;
 	bool (*on_timeout)(void *arg);
 	void *arg;
+	uint64_t deadline;
 	bool fired;
 };
 
@@ -181,6 +182,14 @@ static void timeout_fire(struct jf_timer *tm)
 	}
 }
 
+/* Armed once the policy knows the uthread blocked (jf_sched_block_then): the timer may fire at
+ * once on an idle worker, and its wake-up must not race with the policy's blocked(). */
+static void arm_timeout(void *arg)
+{
+	struct timeout_wait *tw = arg;
+	jf_timer_arm(tw->t->worker, &tw->timer, tw->deadline, timeout_fire);
+}
+
 bool jf_block_timeout(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(void *arg),
 		      void *arg)
 {
@@ -189,11 +198,11 @@ bool jf_block_timeout(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)
 		.t = cur,
 		.on_timeout = on_timeout,
 		.arg = arg,
+		.deadline = deadline_ns,
 		.fired = false,
 	};
 
-	jf_timer_arm(cur->worker, &tw.timer, deadline_ns, timeout_fire);
-	jf_sched_block(unlock);
+	jf_sched_block_then(unlock, arm_timeout, &tw);
 	jf_timer_cancel(&tw.timer); /* also waits for a callback still finishing */
 	return tw.fired;
 }
