@@ -8,7 +8,7 @@
  * with virtual time and lets one conformance suite test every policy.
  *
  * Concurrency: the runtime calls ops from any worker, concurrently. A policy protects its own
- * queues (spinlocks from src/sched/sched_util.h are fine). Every op is called with preemption
+ * queues (spinlocks from src/common/spinlock.h are fine). Every op is called with preemption
  * disabled and must be short and bounded.
  *
  * The task life cycle the runtime drives:

@@ -44,12 +44,11 @@
 #include <jiffy/policy.h>
 
 #include "../common/spinlock.h"
+#include "sched_util.h"
 #include "vtree.h"
 
 #define CFS_DEFAULT_LATENCY_NS 50000u
 #define CFS_DEFAULT_MIN_GRAN_NS 12500u
-#define CFS_NICE0_WEIGHT 1024u
-#define CFS_MAX_WEIGHT (1u << 20)
 
 /* Per task, in jf_task.policy_data: vt.key is its vruntime. */
 struct cfs_node {
@@ -97,18 +96,6 @@ static inline uint64_t *vruntime_of(struct jf_task *t)
 	return &node_of(t)->vt.key;
 }
 
-static inline uint32_t task_weight(const struct jf_task *t)
-{
-	uint32_t w = t->attr.weight;
-	return w == 0 ? CFS_NICE0_WEIGHT : w > CFS_MAX_WEIGHT ? CFS_MAX_WEIGHT : w;
-}
-
-/* @delta_ns of CPU time in virtual time for @weight. */
-static inline uint64_t vdelta(uint64_t delta_ns, uint32_t weight)
-{
-	return weight == CFS_NICE0_WEIGHT ? delta_ns : delta_ns * CFS_NICE0_WEIGHT / weight;
-}
-
 /* --- run queue (lock held) ------------------------------------------------------------------ */
 
 static void rq_update_min(struct cfs_rq *rq)
@@ -154,7 +141,7 @@ static void rq_charge(struct cfs_rq *rq, struct jf_task *t, uint64_t now)
 	uint64_t from = t->started_ns > n->acct_ns ? t->started_ns : n->acct_ns;
 
 	if (now > from) {
-		n->vt.key += vdelta(now - from, n->weight);
+		n->vt.key += sched_vdelta(now - from, n->weight);
 		n->acct_ns = now;
 	}
 	if (rq->cur == t)
@@ -202,7 +189,7 @@ static void rq_enqueue(struct cfs *s, int target, struct jf_task *t, enum jf_enq
 	struct cfs_rq *rq = &s->rq[target];
 	struct cfs_node *n = node_of(t);
 
-	n->weight = task_weight(t);
+	n->weight = sched_weight(t);
 	move_vruntime(s, t, target);
 	if (reason == JF_ENQ_NEW || reason == JF_ENQ_WOKEN) {
 		uint64_t floor = rq->min_vruntime - s->latency_ns / 2;
@@ -252,7 +239,7 @@ static int cfs_init(struct jf_policy *p, const struct jf_policy_params *params)
 	}
 	memset(s->rq, 0, size);
 	for (int i = 0; i < s->nworkers; i++)
-		s->rq[i].rng = (params->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i + 1))) | 1;
+		s->rq[i].rng = sched_rng_seed(params->seed, i);
 	p->priv = s;
 	return 0;
 }
@@ -278,7 +265,7 @@ static void cfs_task_init(struct jf_policy *p, int worker, struct jf_task *t, ui
 	memset(n, 0, sizeof(*n));
 	n->rq = worker;
 	n->vt.key = __atomic_load_n(&s->rq[worker].min_vruntime, __ATOMIC_RELAXED);
-	n->weight = task_weight(t);
+	n->weight = sched_weight(t);
 }
 
 static int cfs_target(const struct cfs *s, int worker, const struct jf_task *t)
@@ -362,14 +349,6 @@ static void cfs_task_exit(struct jf_policy *p, int worker, struct jf_task *t, ui
 	cfs_blocked(p, worker, t, now);
 }
 
-static uint64_t cfs_next_rand(uint64_t *x)
-{
-	*x ^= *x >> 12;
-	*x ^= *x << 25;
-	*x ^= *x >> 27;
-	return *x * 0x2545F4914F6CDD1Dull;
-}
-
 /*
  * Take the smallest-vruntime task of another worker (the one it would run next). Victims are
  * locked with trylock only when they look non-empty, and released before our own lock is taken.
@@ -382,7 +361,7 @@ static struct jf_task *cfs_balance(struct jf_policy *p, int worker, uint64_t now
 
 	if (s->nworkers < 2)
 		return NULL;
-	v = (int)(cfs_next_rand(&me->rng) % (uint64_t)s->nworkers);
+	v = (int)(sched_next_rand(&me->rng) % (uint64_t)s->nworkers);
 	for (int i = 0; i < s->nworkers; i++, v = v + 1 == s->nworkers ? 0 : v + 1) {
 		struct cfs_rq *vq = &s->rq[v];
 		struct jf_task *t;
@@ -399,7 +378,7 @@ static struct jf_task *cfs_balance(struct jf_policy *p, int worker, uint64_t now
 		if (!t)
 			continue;
 		jf_spin_lock(&me->lock);
-		node_of(t)->weight = task_weight(t);
+		node_of(t)->weight = sched_weight(t);
 		move_vruntime(s, t, worker);
 		rq_set_running(me, t, now);
 		jf_spin_unlock(&me->lock);
@@ -467,7 +446,7 @@ static bool cfs_wakeup_preempt(struct jf_policy *p, int target, struct jf_task *
 	jf_spin_lock(&rq->lock);
 	if (rq->cur && rq->woken == woken) {
 		uint64_t ran = now > rq->cur_start_ns ? now - rq->cur_start_ns : 0;
-		uint64_t cur_vr = rq->cur_vruntime + vdelta(ran, rq->cur_weight);
+		uint64_t cur_vr = rq->cur_vruntime + sched_vdelta(ran, rq->cur_weight);
 		preempt = vt_before(rq->woken_vruntime + s->wakeup_gran_ns, cur_vr);
 	}
 	jf_spin_unlock(&rq->lock);

@@ -53,12 +53,11 @@
 #include <jiffy/policy.h>
 
 #include "../common/spinlock.h"
+#include "sched_util.h"
 #include "vtree.h"
 
 #define EV_DEFAULT_SLICE_NS 12500u
 #define EV_DEFAULT_QUANTUM_NS 100000u
-#define EV_NICE0_WEIGHT 1024u
-#define EV_MAX_WEIGHT (1u << 20)
 #define EV_HAS_LAG 0x1u /* blocked: vt.aux holds its lag for placement */
 
 /*
@@ -107,22 +106,10 @@ static inline struct ev_node *node_of(struct jf_task *t)
 	return (struct ev_node *)(void *)t->policy_data;
 }
 
-static inline uint32_t task_weight(const struct jf_task *t)
-{
-	uint32_t w = t->attr.weight;
-	return w == 0 ? EV_NICE0_WEIGHT : w > EV_MAX_WEIGHT ? EV_MAX_WEIGHT : w;
-}
-
-/* @delta_ns of CPU time in virtual time for @weight. */
-static inline uint64_t vdelta(uint64_t delta_ns, uint32_t weight)
-{
-	return weight == EV_NICE0_WEIGHT ? delta_ns : delta_ns * EV_NICE0_WEIGHT / weight;
-}
-
 /* The virtual length of one request of @weight. */
 static inline uint64_t vslice(const struct eevdf *s, uint32_t weight)
 {
-	return vdelta(s->slice_ns, weight);
+	return sched_vdelta(s->slice_ns, weight);
 }
 
 /* --- the weighted average V (lock held) ------------------------------------------------------ */
@@ -243,7 +230,7 @@ static void rq_remove(struct ev_rq *rq, struct jf_task *t)
 
 static int64_t clamp_lag(const struct eevdf *s, int64_t lag, uint32_t weight)
 {
-	int64_t limit = (int64_t)vdelta(s->lag_limit_ns, weight);
+	int64_t limit = (int64_t)sched_vdelta(s->lag_limit_ns, weight);
 	return lag > limit ? limit : lag < -limit ? -limit : lag;
 }
 
@@ -256,7 +243,7 @@ static void rq_charge(struct ev_rq *rq, struct jf_task *t, uint64_t now)
 
 	if (now <= from)
 		return;
-	dv = vdelta(now - from, n->weight);
+	dv = sched_vdelta(now - from, n->weight);
 	n->vt.key += dv;
 	n->acct_ns = now;
 	if (rq->cur == t) {
@@ -336,7 +323,7 @@ static void rq_enqueue(struct eevdf *s, struct ev_rq *rq, struct jf_task *t,
 		if (reason == JF_ENQ_NEW || reason == JF_ENQ_WOKEN) {
 			lag = (n->flags & EV_HAS_LAG) ? n->vt.aux : 0;
 			n->flags &= ~EV_HAS_LAG;
-			n->weight = task_weight(t);
+			n->weight = sched_weight(t);
 			rq_place(rq, t, clamp_lag(s, lag, n->weight), vslice(s, n->weight));
 			rq->woken = t;
 			rq->woken_vruntime = n->vt.key;
@@ -396,7 +383,7 @@ static int ev_init(struct jf_policy *p, const struct jf_policy_params *params)
 	}
 	memset(s->rq, 0, size);
 	for (int i = 0; i < s->nworkers; i++)
-		s->rq[i].rng = (params->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i + 1))) | 1;
+		s->rq[i].rng = sched_rng_seed(params->seed, i);
 	p->priv = s;
 	return 0;
 }
@@ -418,7 +405,7 @@ static void ev_task_init(struct jf_policy *p, int worker, struct jf_task *t, uin
 
 	(void)p, (void)worker, (void)now;
 	memset(n, 0, sizeof(*n));
-	n->weight = task_weight(t);
+	n->weight = sched_weight(t);
 	n->flags = EV_HAS_LAG; /* lag 0: starts at V */
 }
 
@@ -532,14 +519,6 @@ static void ev_task_exit(struct jf_policy *p, int worker, struct jf_task *t, uin
 	jf_spin_unlock(&rq->lock);
 }
 
-static uint64_t ev_next_rand(uint64_t *x)
-{
-	*x ^= *x >> 12;
-	*x ^= *x << 25;
-	*x ^= *x >> 27;
-	return *x * 0x2545F4914F6CDD1Dull;
-}
-
 /*
  * Take the task another worker would run next, with its lag and what is left of its request.
  * Victims are locked with trylock only when they look non-empty, and released before our own
@@ -553,7 +532,7 @@ static struct jf_task *ev_balance(struct jf_policy *p, int worker, uint64_t now)
 
 	if (s->nworkers < 2)
 		return NULL;
-	v = (int)(ev_next_rand(&me->rng) % (uint64_t)s->nworkers);
+	v = (int)(sched_next_rand(&me->rng) % (uint64_t)s->nworkers);
 	for (int i = 0; i < s->nworkers; i++, v = v + 1 == s->nworkers ? 0 : v + 1) {
 		struct ev_rq *vq = &s->rq[v];
 		struct jf_task *t = NULL;
@@ -600,7 +579,7 @@ static int64_t request_left(struct jf_task *cur, uint64_t now)
 {
 	struct ev_node *n = node_of(cur);
 	uint64_t from = cur->started_ns > n->acct_ns ? cur->started_ns : n->acct_ns;
-	uint64_t v = n->vt.key + (now > from ? vdelta(now - from, n->weight) : 0);
+	uint64_t v = n->vt.key + (now > from ? sched_vdelta(now - from, n->weight) : 0);
 
 	return (int64_t)(n->vt.val - v);
 }
@@ -615,7 +594,7 @@ static uint64_t ev_slice(struct jf_policy *p, int worker, struct jf_task *cur, u
 	(void)worker;
 	if (left <= 0)
 		return s->slice_ns;
-	return ((uint64_t)left * w + EV_NICE0_WEIGHT - 1) / EV_NICE0_WEIGHT;
+	return ((uint64_t)left * w + SCHED_NICE0_WEIGHT - 1) / SCHED_NICE0_WEIGHT;
 }
 
 /* Lock-free (may be a signal handler): preempt once the request is used and a task waits here. */
@@ -642,7 +621,7 @@ static bool ev_wakeup_preempt(struct jf_policy *p, int target, struct jf_task *w
 	jf_spin_lock(&rq->lock);
 	if (rq->cur && rq->woken == woken) {
 		uint64_t ran = now > rq->cur_start_ns ? now - rq->cur_start_ns : 0;
-		__int128 vsum = rq->vsum + (__int128)rq->cur_weight * vdelta(ran, rq->cur_weight);
+		__int128 vsum = rq->vsum + (__int128)rq->cur_weight * sched_vdelta(ran, rq->cur_weight);
 		preempt = eligible(rq, vsum, rq->load, rq->woken_vruntime) &&
 			  vt_before(rq->woken_deadline, rq->cur_deadline);
 	}

@@ -100,7 +100,7 @@ static int lcbe_init(struct jf_policy *p, const struct jf_policy_params *params)
 	s->be_quantum_ns =
 		params->tun.lcbe_be_quantum_ns ? params->tun.lcbe_be_quantum_ns : 4 * s->quantum_ns;
 	for (int i = 0; i < s->nworkers; i++)
-		s->w[i].rng = (params->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i + 1))) | 1;
+		s->w[i].rng = sched_rng_seed(params->seed, i);
 	p->priv = s;
 	return 0;
 }
@@ -183,7 +183,7 @@ static struct jf_task *take_elsewhere(struct lcbe *s, int worker)
 	struct jf_task *t;
 
 	if (s->nworkers > 1) {
-		int v = (int)(taskq_next_rand(&me->rng) % (uint64_t)s->nworkers);
+		int v = (int)(sched_next_rand(&me->rng) % (uint64_t)s->nworkers);
 		for (int i = 0; i < s->nworkers; i++, v = v + 1 == s->nworkers ? 0 : v + 1)
 			if (v != worker && (t = taskq_steal_half(&s->w[v].lc, &me->lc)) != NULL)
 				return hand(me, t, LCBE_LC);

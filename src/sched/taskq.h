@@ -14,6 +14,7 @@
 #include <jiffy/policy.h>
 
 #include "../common/spinlock.h"
+#include "sched_util.h"
 
 struct taskq_link {
 	struct jf_task *next;
@@ -121,15 +122,6 @@ static inline struct jf_task *taskq_steal_half(struct taskq *vq, struct taskq *i
 		jf_spin_unlock(&into->lock);
 	}
 	return first;
-}
-
-/* xorshift64*: a per-worker stream to spread steal victims (quality is not critical). */
-static inline uint64_t taskq_next_rand(uint64_t *x)
-{
-	*x ^= *x >> 12;
-	*x ^= *x << 25;
-	*x ^= *x >> 27;
-	return *x * 0x2545F4914F6CDD1Dull;
 }
 
 #endif /* JIFFY_TASKQ_H */

@@ -99,7 +99,7 @@ static int twoq_init(struct jf_policy *p, const struct jf_policy_params *params)
 	s->quantum_ns = params->tun.quantum_ns;
 	s->long_ns = params->tun.twoq_long_ns ? params->tun.twoq_long_ns : 4 * s->quantum_ns;
 	for (int i = 0; i < s->nworkers; i++)
-		s->w[i].rng = (params->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i + 1))) | 1;
+		s->w[i].rng = sched_rng_seed(params->seed, i);
 	p->priv = s;
 	return 0;
 }
@@ -161,7 +161,7 @@ static struct jf_task *steal(struct twoq *s, int worker, bool pre)
 
 	if (s->nworkers < 2)
 		return NULL;
-	v = (int)(taskq_next_rand(&me->rng) % (uint64_t)s->nworkers);
+	v = (int)(sched_next_rand(&me->rng) % (uint64_t)s->nworkers);
 	for (int i = 0; i < s->nworkers; i++, v = v + 1 == s->nworkers ? 0 : v + 1) {
 		struct jf_task *t;
 		if (v == worker)
