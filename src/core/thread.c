@@ -338,6 +338,8 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 
 	if (next == cur) { /* woken or re-picked before it left: keep running */
 		w->cur = cur;
+		if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
+			cur->task.started_ns = jf_now_ns(); /* picked again: a new run for the policy */
 		*errno_slot() = cur->saved_errno; /* timers and wakeups above may make syscalls */
 		return;
 	}

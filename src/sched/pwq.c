@@ -1,5 +1,5 @@
 /*
- * pwq.c - per-worker FIFO run queues shared by the fifo and ws policies (see pwq.h).
+ * pwq.c - per-worker FIFO run queues shared by the ws and rr policies (see pwq.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,7 +9,12 @@
 
 int pwq_init(struct jf_policy *p, const struct jf_policy_params *params)
 {
-	struct pwq *s = calloc(1, sizeof(*s));
+	return pwq_init_sized(p, params, sizeof(struct pwq));
+}
+
+int pwq_init_sized(struct jf_policy *p, const struct jf_policy_params *params, size_t priv_size)
+{
+	struct pwq *s = calloc(1, priv_size);
 	if (!s)
 		return -ENOMEM;
 	s->nworkers = params->nworkers;
@@ -20,7 +25,7 @@ int pwq_init(struct jf_policy *p, const struct jf_policy_params *params)
 	}
 	memset(s->w, 0, sizeof(struct pwq_worker) * (size_t)params->nworkers);
 	for (int i = 0; i < s->nworkers; i++)
-		s->w[i].rng = (params->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i + 1))) | 1;
+		s->w[i].rng = sched_rng_seed(params->seed, i);
 	p->priv = s;
 	return 0;
 }
@@ -44,6 +49,45 @@ struct jf_task *pwq_pick_next(struct jf_policy *p, int worker, uint64_t now)
 bool pwq_has_local_work(struct jf_policy *p, int worker)
 {
 	return taskq_count(&pwq_of(p)->w[worker].q) != 0;
+}
+
+bool pwq_has_work(struct jf_policy *p, int worker)
+{
+	struct pwq *s = pwq_of(p);
+
+	if (taskq_count(&s->w[worker].q) != 0)
+		return true;
+	for (int i = 0; i < s->nworkers; i++) /* no modulo: an idiv costs more than this loop */
+		if (taskq_count(&s->w[i].q) != 0)
+			return true;
+	return false;
+}
+
+int pwq_target(const struct pwq *s, int worker, const struct jf_task *t)
+{
+	int target = pwq_hinted_worker(s, t);
+	return target >= 0 ? target : worker;
+}
+
+int pwq_enqueue(struct jf_policy *p, int worker, struct jf_task *t, enum jf_enqueue_reason reason,
+		uint64_t now)
+{
+	struct pwq *s = pwq_of(p);
+	int target = pwq_target(s, worker, t);
+
+	(void)reason, (void)now;
+	taskq_push_tail(&s->w[target].q, t);
+	return target;
+}
+
+struct jf_task *pwq_enqueue_pick(struct jf_policy *p, int worker, struct jf_task *t,
+				 enum jf_enqueue_reason reason, uint64_t now, int *target)
+{
+	struct pwq *s = pwq_of(p);
+
+	(void)reason, (void)now;
+	*target = pwq_target(s, worker, t);
+	return pwq_push_pop(s, worker, *target, t);
 }
 
 struct jf_task *pwq_push_pop(struct pwq *s, int worker, int target, struct jf_task *t)

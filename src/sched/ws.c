@@ -10,33 +10,6 @@
  */
 #include "pwq.h"
 
-static int ws_target(struct pwq *s, int worker, const struct jf_task *t)
-{
-	int target = pwq_hinted_worker(s, t);
-	return target >= 0 ? target : worker;
-}
-
-static int ws_enqueue(struct jf_policy *p, int worker, struct jf_task *t,
-		      enum jf_enqueue_reason reason, uint64_t now)
-{
-	struct pwq *s = pwq_of(p);
-	int target = ws_target(s, worker, t);
-
-	(void)reason, (void)now;
-	taskq_push_tail(&s->w[target].q, t);
-	return target;
-}
-
-static struct jf_task *ws_enqueue_pick(struct jf_policy *p, int worker, struct jf_task *t,
-				       enum jf_enqueue_reason reason, uint64_t now, int *target)
-{
-	struct pwq *s = pwq_of(p);
-
-	(void)reason, (void)now;
-	*target = ws_target(s, worker, t);
-	return pwq_push_pop(s, worker, *target, t);
-}
-
 /*
  * Steal up to half of a victim's queue; return the first stolen task to run now and put the rest
  * in our own queue. The victim's lock is taken only when its queue looks non-empty and only with
@@ -52,26 +25,13 @@ static struct jf_task *ws_balance(struct jf_policy *p, int worker, uint64_t now)
 	(void)now;
 	if (s->nworkers < 2)
 		return NULL;
-	start = (int)(taskq_next_rand(&me->rng) % (uint64_t)s->nworkers);
+	start = (int)(sched_next_rand(&me->rng) % (uint64_t)s->nworkers);
 	for (int i = 0, v = start; i < s->nworkers; i++, v = v + 1 == s->nworkers ? 0 : v + 1) {
 		struct jf_task *first;
 		if (v != worker && (first = taskq_steal_half(&s->w[v].q, &me->q)) != NULL)
 			return first;
 	}
 	return NULL;
-}
-
-/* Work for @worker: its own queue, or any queue it could steal from. */
-static bool ws_has_work(struct jf_policy *p, int worker)
-{
-	struct pwq *s = pwq_of(p);
-
-	if (taskq_count(&s->w[worker].q) != 0)
-		return true;
-	for (int i = 0; i < s->nworkers; i++) /* no modulo: an idiv costs more than this loop */
-		if (taskq_count(&s->w[i].q) != 0)
-			return true;
-	return false;
 }
 
 /*
@@ -92,10 +52,10 @@ const struct jf_policy_ops jf_policy_ws = {
 	.task_data_size = sizeof(struct taskq_link),
 	.init = pwq_init,
 	.destroy = pwq_destroy,
-	.enqueue = ws_enqueue,
+	.enqueue = pwq_enqueue,
 	.pick_next = pwq_pick_next,
-	.enqueue_pick = ws_enqueue_pick,
+	.enqueue_pick = pwq_enqueue_pick,
 	.balance = ws_balance,
-	.has_work = ws_has_work,
+	.has_work = pwq_has_work,
 	.tick = ws_tick,
 };
