@@ -4,7 +4,8 @@
  * Owns: CHECK()/CHECK_EQ() (a failed check prints file:line and what failed, then ends the
  * process with status 1 at once, from any uthread or kernel thread), the configuration every test
  * starts from (defaults, the test's own fields, then the JIFFY_* environment so that CTest's
- * JIFFY_POLICY applies), and JFT_SANITIZED for scaling loop counts down under ASan and TSan.
+ * JIFFY_POLICY applies) or a clean environment (jft_clear_jiffy_env), accessors of MXCSR and the
+ * x87 control word, and JFT_SANITIZED for scaling loop counts down under ASan and TSan.
  *
  * A check fails with _exit(1), not exit(1): other workers are still running uthreads, and running
  * atexit handlers (or LeakSanitizer) under them would only add noise to the real message.
@@ -165,6 +166,62 @@ static inline uint64_t jft_splitmix64(uint64_t *state)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+extern char **environ;
+
+/* Remove every JIFFY_* variable so the test starts from a clean environment. */
+static inline void jft_clear_jiffy_env(void)
+{
+	for (;;) {
+		char name[256];
+		char **e;
+		int found = 0;
+
+		for (e = environ; e && *e; e++) {
+			const char *eq = strchr(*e, '=');
+			size_t len;
+
+			if (strncmp(*e, "JIFFY_", 6) != 0 || !eq)
+				continue;
+			len = (size_t)(eq - *e);
+			CHECK(len < sizeof(name));
+			memcpy(name, *e, len);
+			name[len] = '\0';
+			found = 1;
+			break;
+		}
+		if (!found)
+			return;
+		CHECK_EQ(unsetenv(name), 0);
+	}
+}
+
+/* The SSE control/status register and the x87 control word (per-uthread state under test). */
+static inline uint32_t jft_get_mxcsr(void)
+{
+	uint32_t v;
+
+	__asm__ volatile("stmxcsr %0" : "=m"(v) : : "memory");
+	return v;
+}
+
+static inline void jft_set_mxcsr(uint32_t v)
+{
+	__asm__ volatile("ldmxcsr %0" : : "m"(v) : "memory");
+}
+
+static inline uint16_t jft_get_x87_cw(void)
+{
+	uint16_t v;
+
+	__asm__ volatile("fnstcw %0" : "=m"(v) : : "memory");
+	return v;
+}
+
+static inline void jft_set_x87_cw(uint16_t v)
+{
+	__asm__ volatile("fldcw %0" : : "m"(v) : "memory");
 }
 
 /* jft_ok() - the last line of every passing test. */

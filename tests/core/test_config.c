@@ -11,35 +11,6 @@
 
 #include "jf_test.h"
 
-extern char **environ;
-
-/* Remove every JIFFY_* variable so the test starts from a clean environment. */
-static void clear_jiffy_env(void)
-{
-	for (;;) {
-		char name[256];
-		char **e;
-		int found = 0;
-
-		for (e = environ; e && *e; e++) {
-			const char *eq = strchr(*e, '=');
-			size_t len;
-
-			if (strncmp(*e, "JIFFY_", 6) != 0 || !eq)
-				continue;
-			len = (size_t)(eq - *e);
-			CHECK(len < sizeof(name));
-			memcpy(name, *e, len);
-			name[len] = '\0';
-			found = 1;
-			break;
-		}
-		if (!found)
-			return;
-		CHECK_EQ(unsetenv(name), 0);
-	}
-}
-
 static int cfg_equal(const struct jf_config *a, const struct jf_config *b)
 {
 	return a->workers == b->workers && a->pin_workers == b->pin_workers &&
@@ -176,7 +147,7 @@ static void check_good_values(void)
 	CHECK_EQ(cfg.spin_ns, def.spin_ns);
 	CHECK_EQ(cfg.stack_cache, def.stack_cache);
 	CHECK_EQ(cfg.stats, def.stats);
-	clear_jiffy_env();
+	jft_clear_jiffy_env();
 }
 
 /* @known: a variable the runtime reads, so the message names its bad value too. */
@@ -217,7 +188,7 @@ static void check_bad(const char *name, const char *value, int known)
 	CHECK_EQ(jf_config_apply_env(&cfg, err, sizeof(err)), -EINVAL);
 	CHECK(cfg_equal(&cfg, &before));
 
-	clear_jiffy_env();
+	jft_clear_jiffy_env();
 }
 
 static void check_bad_values(void)
@@ -377,18 +348,18 @@ static void check_run(void)
 	set_env("JIFFY_WORKERS", "2");
 	CHECK_EQ(jf_run(NULL, main_nworkers, NULL, &ret), 0);
 	CHECK_EQ((intptr_t)ret, 2);
-	clear_jiffy_env();
+	jft_clear_jiffy_env();
 
 	/* ... and a bad environment makes jf_run(NULL, ...) fail with -EINVAL. */
 	set_env("JIFFY_FOO", "1");
 	CHECK_EQ(jf_run(NULL, main_count, NULL, NULL), -EINVAL);
 	CHECK_EQ(main_calls, 1);
-	clear_jiffy_env();
+	jft_clear_jiffy_env();
 }
 
 int main(void)
 {
-	clear_jiffy_env();
+	jft_clear_jiffy_env();
 	check_defaults();
 	check_good_values();
 	check_bad_values();

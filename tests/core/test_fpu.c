@@ -25,32 +25,6 @@ static uint16_t default_cw;
 static jf_mutex_t m = JF_MUTEX_INITIALIZER;
 static atomic_int distinct_results_seen;
 
-static uint32_t get_mxcsr(void)
-{
-	uint32_t v;
-
-	__asm__ volatile("stmxcsr %0" : "=m"(v) : : "memory");
-	return v;
-}
-
-static void set_mxcsr(uint32_t v)
-{
-	__asm__ volatile("ldmxcsr %0" : : "m"(v) : "memory");
-}
-
-static uint16_t get_x87_cw(void)
-{
-	uint16_t v;
-
-	__asm__ volatile("fnstcw %0" : "=m"(v) : : "memory");
-	return v;
-}
-
-static void set_x87_cw(uint16_t v)
-{
-	__asm__ volatile("fldcw %0" : : "m"(v) : "memory");
-}
-
 struct fp_results {
 	double sse_third;
 	long double x87_third;
@@ -82,8 +56,8 @@ static void check_state(int who, long k, uint32_t mxcsr, uint16_t cw,
 			const struct fp_results *want, const char *after)
 {
 	struct fp_results now;
-	uint32_t got_mxcsr = get_mxcsr();
-	uint16_t got_cw = get_x87_cw();
+	uint32_t got_mxcsr = jft_get_mxcsr();
+	uint16_t got_cw = jft_get_x87_cw();
 
 	if ((got_mxcsr & ~MXCSR_FLAGS) != (mxcsr & ~MXCSR_FLAGS) || got_cw != cw) {
 		fprintf(stderr,
@@ -113,8 +87,8 @@ static void *fpu_fn(void *arg)
 	struct fp_results want;
 	long k;
 
-	set_mxcsr(mxcsr);
-	set_x87_cw(cw);
+	jft_set_mxcsr(mxcsr);
+	jft_set_x87_cw(cw);
 	compute(&want);
 	/* The mode really took effect. */
 	CHECK_EQ(want.denormal == 0.0, ftz != 0);
@@ -141,8 +115,8 @@ static void *main_fn(void *arg)
 {
 	jf_thread_t *t[NTHREADS];
 	struct fp_results want;
-	uint32_t mxcsr = get_mxcsr();
-	uint16_t cw = get_x87_cw();
+	uint32_t mxcsr = jft_get_mxcsr();
+	uint16_t cw = jft_get_x87_cw();
 	int i, seen = 0;
 
 	(void)arg;
@@ -164,8 +138,8 @@ int main(void)
 	unsigned workers;
 
 	iters = JFT_SCALE(2000L, 500L);
-	default_mxcsr = get_mxcsr();
-	default_cw = get_x87_cw();
+	default_mxcsr = jft_get_mxcsr();
+	default_cw = jft_get_x87_cw();
 	printf("default MXCSR %#x, x87 CW %#x\n", default_mxcsr, default_cw);
 	for (workers = 2; workers >= 1; workers--) {
 		jft_config(&cfg, workers);

@@ -24,36 +24,8 @@
 
 #define NAME "preempt.mechanisms"
 
-extern char **environ;
-
 static const char *const working[] = {"none", "timer", "dispatcher", "safepoint", "hybrid"};
 #define NWORKING (sizeof(working) / sizeof(working[0]))
-
-static void clear_jiffy_env(void)
-{
-	for (;;) {
-		char name[256];
-		char **e;
-		int found = 0;
-
-		for (e = environ; e && *e; e++) {
-			const char *eq = strchr(*e, '=');
-			size_t len;
-
-			if (strncmp(*e, "JIFFY_", 6) != 0 || !eq)
-				continue;
-			len = (size_t)(eq - *e);
-			CHECK(len < sizeof(name));
-			memcpy(name, *e, len);
-			name[len] = '\0';
-			found = 1;
-			break;
-		}
-		if (!found)
-			return;
-		CHECK_EQ(unsetenv(name), 0);
-	}
-}
 
 /* ---- stderr capture ---- */
 
@@ -403,7 +375,7 @@ static void check_run_each(void)
 		CHECK_EQ(jf_run(NULL, mech_main, NULL, &ret), 0);
 		CHECK(ret == (void *)0x600d);
 	}
-	clear_jiffy_env();
+	jft_clear_jiffy_env();
 }
 
 static void check_uintr(void)
@@ -442,7 +414,7 @@ static void check_uintr(void)
 	CHECK_STR_CONTAINS(msg, "uintr");
 	CHECK_STR_CONTAINS(msg, "unavailable");
 	CHECK_EQ(atomic_load(&main_calls), calls);
-	clear_jiffy_env();
+	jft_clear_jiffy_env();
 
 	/* Nothing was left behind: a runtime starts (with preemption) afterwards. */
 	snprintf(cfg.preempt, sizeof(cfg.preempt), "%s", "timer");
@@ -474,7 +446,7 @@ static void check_run_bad(void)
 
 int main(void)
 {
-	clear_jiffy_env();
+	jft_clear_jiffy_env();
 	check_available();
 	check_config();
 	check_run_bad();

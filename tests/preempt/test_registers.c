@@ -207,32 +207,6 @@ static __attribute__((noinline)) double sse_chunk(const double *in, long n)
 	return out;
 }
 
-static uint32_t get_mxcsr(void)
-{
-	uint32_t v;
-
-	__asm__ volatile("stmxcsr %0" : "=m"(v) : : "memory");
-	return v;
-}
-
-static void set_mxcsr(uint32_t v)
-{
-	__asm__ volatile("ldmxcsr %0" : : "m"(v) : "memory");
-}
-
-static uint16_t get_x87_cw(void)
-{
-	uint16_t v;
-
-	__asm__ volatile("fnstcw %0" : "=m"(v) : : "memory");
-	return v;
-}
-
-static void set_x87_cw(uint16_t v)
-{
-	__asm__ volatile("fldcw %0" : : "m"(v) : "memory");
-}
-
 /* ---- set-up: parameters and the expected results ---- */
 
 static struct regs *make_thread(int id)
@@ -296,22 +270,22 @@ static struct regs *make_thread(int id)
  */
 static int compute_fp_references(struct regs *r)
 {
-	uint32_t mxcsr = get_mxcsr();
-	uint16_t cw = get_x87_cw();
+	uint32_t mxcsr = jft_get_mxcsr();
+	uint16_t cw = jft_get_x87_cw();
 	long double xnearest[8];
 	double snearest;
 	int differs;
 
-	set_x87_cw(r->x87_cw & ~0x0c00u);
-	set_mxcsr(r->mxcsr & ~0x6000u);
+	jft_set_x87_cw(r->x87_cw & ~0x0c00u);
+	jft_set_mxcsr(r->mxcsr & ~0x6000u);
 	x87_chunk(r->xin, xnearest, X87_ITERS);
 	snearest = sse_chunk(r->sin_, SSE_ITERS);
-	set_x87_cw(r->x87_cw);
-	set_mxcsr(r->mxcsr);
+	jft_set_x87_cw(r->x87_cw);
+	jft_set_mxcsr(r->mxcsr);
 	x87_chunk(r->xin, r->xwant, X87_ITERS);
 	r->swant = sse_chunk(r->sin_, SSE_ITERS);
-	set_mxcsr(mxcsr);
-	set_x87_cw(cw);
+	jft_set_mxcsr(mxcsr);
+	jft_set_x87_cw(cw);
 	differs = memcmp(&snearest, &r->swant, sizeof(double)) != 0 ||
 		  memcmp(&xnearest[0], &r->xwant[0], 10) != 0;
 	return differs;
@@ -352,8 +326,8 @@ static void check_zmm(struct regs *r, uint64_t chunk)
 
 static void check_fp(struct regs *r, uint64_t chunk)
 {
-	uint32_t mxcsr = get_mxcsr();
-	uint16_t cw = get_x87_cw();
+	uint32_t mxcsr = jft_get_mxcsr();
+	uint16_t cw = jft_get_x87_cw();
 
 	if ((mxcsr & ~0x3fu) != r->mxcsr)
 		reg_fail(r, "MXCSR", 0, 0, mxcsr, r->mxcsr, chunk);
@@ -488,8 +462,8 @@ static void *reg_fn(void *arg)
 	uint64_t chunk = 0, migrations = 0, next_mem = 1 + (uint64_t)r->id * 97;
 	int kinds = 3, last_worker = jf_worker_id();
 
-	set_x87_cw(r->x87_cw);
-	set_mxcsr(r->mxcsr);
+	jft_set_x87_cw(r->x87_cw);
+	jft_set_mxcsr(r->mxcsr);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		int w;
 
