@@ -463,6 +463,24 @@ static void *xcpu_sender(void *arg)
 
 static int xcpu_once_raw(struct xcpu_run *r);
 
+/*
+ * Of @reps runs that took @ns[k] of work time while receiving @events[k] signals (or timer
+ * expiries), against @base without any: the index of the fastest run, and in @cost[*n] the cost
+ * per event of every run that received one.
+ */
+static int best_run_costs(const uint64_t *ns, const uint64_t *events, int reps, uint64_t base,
+			  double *cost, int *n)
+{
+	int best = 0;
+	for (int k = 0; k < reps; k++) {
+		if (ns[k] < ns[best])
+			best = k;
+		if (events[k])
+			cost[(*n)++] = ((double)ns[k] - (double)base) / (double)events[k];
+	}
+	return best;
+}
+
 /* One run, repeated (up to 3 times) when other threads took the receiver's CPU. */
 static int xcpu_once(struct xcpu_run *r)
 {
@@ -555,13 +573,7 @@ int ph_raw_xcpu_signal(int sig, uint64_t interval_ns, uint64_t work_ns, int reps
 		send_ns += r.send_ns;
 	}
 	sigaction(sig, &old, NULL);
-	int best = 0;
-	for (int k = 0; k < reps; k++) {
-		if (with_ns[k] < with_ns[best])
-			best = k;
-		if (with_sig[k])
-			cost[n++] = ((double)with_ns[k] - (double)base) / (double)with_sig[k];
-	}
+	int best = best_run_costs(with_ns, with_sig, reps, base, cost, &n);
 	if (!with_sig[best]) {
 		snprintf(out->why, sizeof(out->why), "no signal arrived");
 		return -1;
@@ -748,13 +760,7 @@ int ph_raw_posix_timer(int sig, uint64_t period_ns, uint64_t work_ns, int reps,
 		over[k] = r.overruns;
 	}
 	sigaction(sig, &old, NULL);
-	int best = 0;
-	for (int k = 0; k < reps; k++) {
-		if (with_ns[k] < with_ns[best])
-			best = k;
-		if (deliv[k])
-			cost[n++] = ((double)with_ns[k] - (double)base) / (double)deliv[k];
-	}
+	int best = best_run_costs(with_ns, deliv, reps, base, cost, &n);
 	if (!deliv[best]) {
 		snprintf(out->why, sizeof(out->why), "the timer never fired");
 		return -1;
