@@ -108,6 +108,27 @@ static inline void jft_config(struct jf_config *cfg, unsigned workers)
 	}
 }
 
+/*
+ * jft_config_good_env() - the defaults with one JIFFY_* variable @name=@value applied: it must
+ * be accepted and validate (the variable is unset again afterwards).
+ */
+static inline struct jf_config jft_config_good_env(const char *name, const char *value)
+{
+	struct jf_config cfg;
+	char err[256] = "";
+	int rc;
+
+	jf_config_default(&cfg);
+	CHECK_EQ(setenv(name, value, 1), 0);
+	rc = jf_config_apply_env(&cfg, err, sizeof(err));
+	if (rc != 0)
+		fprintf(stderr, "%s=%s rejected: %d %s\n", name, value, rc, err);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(unsetenv(name), 0);
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), 0);
+	return cfg;
+}
+
 /* jft_run() - jf_run() that must succeed; returns main_fn's return value. */
 static inline void *jft_run(const struct jf_config *cfg, jf_thread_fn main_fn, void *arg)
 {

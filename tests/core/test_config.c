@@ -70,24 +70,6 @@ static void set_env(const char *name, const char *value)
 	CHECK_EQ(setenv(name, value, 1), 0);
 }
 
-/* Apply one good variable to the defaults and return the result. */
-static struct jf_config apply_good(const char *name, const char *value)
-{
-	struct jf_config cfg;
-	char err[256] = "";
-	int rc;
-
-	jf_config_default(&cfg);
-	set_env(name, value);
-	rc = jf_config_apply_env(&cfg, err, sizeof(err));
-	if (rc != 0)
-		fprintf(stderr, "%s=%s rejected: %d %s\n", name, value, rc, err);
-	CHECK_EQ(rc, 0);
-	CHECK_EQ(unsetenv(name), 0);
-	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), 0);
-	return cfg;
-}
-
 static void check_good_values(void)
 {
 	struct jf_config cfg, def;
@@ -100,39 +82,39 @@ static void check_good_values(void)
 	CHECK_EQ(jf_config_apply_env(&cfg, err, sizeof(err)), 0);
 	CHECK(cfg_equal(&cfg, &def));
 
-	cfg = apply_good("JIFFY_WORKERS", "3");
+	cfg = jft_config_good_env("JIFFY_WORKERS", "3");
 	CHECK_EQ(cfg.workers, 3);
-	cfg = apply_good("JIFFY_WORKERS", "1");
+	cfg = jft_config_good_env("JIFFY_WORKERS", "1");
 	CHECK_EQ(cfg.workers, 1);
 
-	cfg = apply_good("JIFFY_STACK_SIZE", "64K");
+	cfg = jft_config_good_env("JIFFY_STACK_SIZE", "64K");
 	CHECK_EQ(cfg.stack_size, 64 * 1024);
-	cfg = apply_good("JIFFY_STACK_SIZE", "1M");
+	cfg = jft_config_good_env("JIFFY_STACK_SIZE", "1M");
 	CHECK_EQ(cfg.stack_size, 1024 * 1024);
-	cfg = apply_good("JIFFY_STACK_SIZE", "131072");
+	cfg = jft_config_good_env("JIFFY_STACK_SIZE", "131072");
 	CHECK_EQ(cfg.stack_size, 131072);
 
-	cfg = apply_good("JIFFY_SPIN_US", "50");
+	cfg = jft_config_good_env("JIFFY_SPIN_US", "50");
 	CHECK_EQ(cfg.spin_ns, 50000);
-	cfg = apply_good("JIFFY_SPIN_US", "1000");
+	cfg = jft_config_good_env("JIFFY_SPIN_US", "1000");
 	CHECK_EQ(cfg.spin_ns, 1000000);
 
-	cfg = apply_good("JIFFY_POLICY", "ws");
+	cfg = jft_config_good_env("JIFFY_POLICY", "ws");
 	CHECK(strcmp(cfg.policy, "ws") == 0);
-	cfg = apply_good("JIFFY_POLICY", "fifo");
+	cfg = jft_config_good_env("JIFFY_POLICY", "fifo");
 	CHECK(strcmp(cfg.policy, "fifo") == 0);
 
-	cfg = apply_good("JIFFY_PIN", "1");
+	cfg = jft_config_good_env("JIFFY_PIN", "1");
 	CHECK(cfg.pin_workers);
-	cfg = apply_good("JIFFY_PIN", "0");
+	cfg = jft_config_good_env("JIFFY_PIN", "0");
 	CHECK(!cfg.pin_workers);
 
-	cfg = apply_good("JIFFY_STATS", "1");
+	cfg = jft_config_good_env("JIFFY_STATS", "1");
 	CHECK(cfg.stats);
-	cfg = apply_good("JIFFY_STATS", "0");
+	cfg = jft_config_good_env("JIFFY_STATS", "0");
 	CHECK(!cfg.stats);
 
-	cfg = apply_good("JIFFY_STACK_CACHE", "8");
+	cfg = jft_config_good_env("JIFFY_STACK_CACHE", "8");
 	CHECK_EQ(cfg.stack_cache, 8);
 
 	/* Several at once; fields not named keep their value. */

@@ -154,23 +154,6 @@ static void check_bad_env(const char *name, const char *value)
 	CHECK_EQ(unsetenv(name), 0);
 }
 
-static struct jf_config good_env(const char *name, const char *value)
-{
-	struct jf_config cfg;
-	char err[256] = "";
-	int rc;
-
-	jf_config_default(&cfg);
-	CHECK_EQ(setenv(name, value, 1), 0);
-	rc = jf_config_apply_env(&cfg, err, sizeof(err));
-	if (rc != 0)
-		fprintf(stderr, "%s=%s rejected: %d %s\n", name, value, rc, err);
-	CHECK_EQ(rc, 0);
-	CHECK_EQ(unsetenv(name), 0);
-	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), 0);
-	return cfg;
-}
-
 static void check_config(void)
 {
 	struct jf_config cfg;
@@ -188,29 +171,29 @@ static void check_config(void)
 	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), 0);
 
 	for (i = 0; i < NWORKING; i++) {
-		cfg = good_env("JIFFY_PREEMPT", working[i]);
+		cfg = jft_config_good_env("JIFFY_PREEMPT", working[i]);
 		CHECK(strcmp(cfg.preempt, working[i]) == 0);
 	}
 	/* uintr is a known name: whether it can run is jf_run()'s business. */
-	cfg = good_env("JIFFY_PREEMPT", "uintr");
+	cfg = jft_config_good_env("JIFFY_PREEMPT", "uintr");
 	CHECK(strcmp(cfg.preempt, "uintr") == 0);
-	cfg = good_env("JIFFY_QUANTUM_US", "1");
+	cfg = jft_config_good_env("JIFFY_QUANTUM_US", "1");
 	CHECK_EQ(cfg.quantum_ns, 1000);
-	cfg = good_env("JIFFY_QUANTUM_US", "250");
+	cfg = jft_config_good_env("JIFFY_QUANTUM_US", "250");
 	CHECK_EQ(cfg.quantum_ns, 250000);
-	cfg = good_env("JIFFY_GRACE_US", "0");
+	cfg = jft_config_good_env("JIFFY_GRACE_US", "0");
 	CHECK_EQ(cfg.grace_ns, 0);
-	cfg = good_env("JIFFY_GRACE_US", "20");
+	cfg = jft_config_good_env("JIFFY_GRACE_US", "20");
 	CHECK_EQ(cfg.grace_ns, 20000);
-	cfg = good_env("JIFFY_PREEMPT_SIGNAL", "SIGUSR2");
+	cfg = jft_config_good_env("JIFFY_PREEMPT_SIGNAL", "SIGUSR2");
 	CHECK_EQ(cfg.preempt_signal, SIGUSR2);
-	cfg = good_env("JIFFY_PREEMPT_SIGNAL", "USR1");
+	cfg = jft_config_good_env("JIFFY_PREEMPT_SIGNAL", "USR1");
 	CHECK_EQ(cfg.preempt_signal, SIGUSR1);
-	cfg = good_env("JIFFY_PREEMPT_SIGNAL", "SIGURG");
+	cfg = jft_config_good_env("JIFFY_PREEMPT_SIGNAL", "SIGURG");
 	CHECK_EQ(cfg.preempt_signal, SIGURG);
-	cfg = good_env("JIFFY_PREEMPT_SIGNAL", "12");
+	cfg = jft_config_good_env("JIFFY_PREEMPT_SIGNAL", "12");
 	CHECK_EQ(cfg.preempt_signal, 12);
-	cfg = good_env("JIFFY_PREEMPT_SIGNAL", "SIGRTMIN+3");
+	cfg = jft_config_good_env("JIFFY_PREEMPT_SIGNAL", "SIGRTMIN+3");
 	CHECK_EQ(cfg.preempt_signal, SIGRTMIN + 3);
 
 	check_bad_env("JIFFY_PREEMPT", "bogus");
