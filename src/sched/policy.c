@@ -12,24 +12,19 @@
 
 #include <jiffy/policy.h>
 
-extern const struct jf_policy_ops jf_policy_fifo;
-extern const struct jf_policy_ops jf_policy_ws;
-extern const struct jf_policy_ops jf_policy_twoq;
-extern const struct jf_policy_ops jf_policy_lcbe;
-extern const struct jf_policy_ops jf_policy_central;
-extern const struct jf_policy_ops jf_policy_rr;
-extern const struct jf_policy_ops jf_policy_cfs;
-extern const struct jf_policy_ops jf_policy_eevdf;
+extern const struct jf_policy_ops jf_policy_fifo, jf_policy_ws, jf_policy_rr, jf_policy_twoq,
+	jf_policy_cfs, jf_policy_eevdf, jf_policy_central, jf_policy_lcbe;
 
+/* In the order docs/policies.md lists them (jf_policy_names() and error messages use it). */
 static const struct jf_policy_ops *const builtin[] = {
 	&jf_policy_fifo,
 	&jf_policy_ws,
-	&jf_policy_twoq,
-	&jf_policy_lcbe,
-	&jf_policy_central,
 	&jf_policy_rr,
+	&jf_policy_twoq,
 	&jf_policy_cfs,
 	&jf_policy_eevdf,
+	&jf_policy_central,
+	&jf_policy_lcbe,
 };
 
 #define MAX_REGISTERED 32
