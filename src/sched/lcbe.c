@@ -182,14 +182,11 @@ static struct jf_task *take_elsewhere(struct lcbe *s, int worker)
 	struct lcbe_worker *me = &s->w[worker];
 	struct jf_task *t;
 
-	if (s->nworkers > 1) {
-		int v = (int)(sched_next_rand(&me->rng) % (uint64_t)s->nworkers);
-		for (int i = 0; i < s->nworkers; i++, v = v + 1 == s->nworkers ? 0 : v + 1)
-			if (v != worker && (t = taskq_steal_half(&s->w[v].lc, &me->lc)) != NULL)
-				return hand(me, t, LCBE_LC);
-		if (any_lc_work(s)) /* LC work whose queue was busy: look again rather than run BE */
-			return hand(me, NULL, LCBE_IDLE);
-	}
+	t = taskq_steal_any(&s->w[0].lc, sizeof(s->w[0]), s->nworkers, worker, &me->rng, &me->lc);
+	if (t)
+		return hand(me, t, LCBE_LC);
+	if (s->nworkers > 1 && any_lc_work(s)) /* LC work whose queue was busy: look again */
+		return hand(me, NULL, LCBE_IDLE);
 	return hand(me, taskq_pop_head(&s->be), LCBE_BE);
 }
 

@@ -124,4 +124,28 @@ static inline struct jf_task *taskq_steal_half(struct taskq *vq, struct taskq *i
 	return first;
 }
 
+/*
+ * taskq_steal_any() - taskq_steal_half() from the first of @n per-worker queues that gives
+ * anything, trying the workers from a pseudo-random start (@rng, the thief's stream) and
+ * skipping @self. The queues are @stride bytes apart starting at @first (the same field of each
+ * worker's struct); the rest of the stolen half goes to @into.
+ */
+static inline struct jf_task *taskq_steal_any(struct taskq *first, size_t stride, int n, int self,
+					      uint64_t *rng, struct taskq *into)
+{
+	int v;
+
+	if (n < 2)
+		return NULL;
+	v = (int)(sched_next_rand(rng) % (uint64_t)n);
+	for (int i = 0; i < n; i++, v = v + 1 == n ? 0 : v + 1) {
+		struct jf_task *t;
+		if (v != self &&
+		    (t = taskq_steal_half((struct taskq *)((char *)first + stride * (size_t)v),
+					  into)) != NULL)
+			return t;
+	}
+	return NULL;
+}
+
 #endif /* JIFFY_TASKQ_H */

@@ -157,20 +157,12 @@ static struct jf_task *hand(struct twoq_worker *me, struct jf_task *t, uint32_t 
 static struct jf_task *steal(struct twoq *s, int worker, bool pre)
 {
 	struct twoq_worker *me = &s->w[worker];
-	int v;
 
-	if (s->nworkers < 2)
-		return NULL;
-	v = (int)(sched_next_rand(&me->rng) % (uint64_t)s->nworkers);
-	for (int i = 0; i < s->nworkers; i++, v = v + 1 == s->nworkers ? 0 : v + 1) {
-		struct jf_task *t;
-		if (v == worker)
-			continue;
-		t = pre ? taskq_steal_half(&s->w[v].preq, &me->preq) : taskq_steal_half(&s->w[v].newq, &me->newq);
-		if (t)
-			return t;
-	}
-	return NULL;
+	if (pre)
+		return taskq_steal_any(&s->w[0].preq, sizeof(s->w[0]), s->nworkers, worker, &me->rng,
+				       &me->preq);
+	return taskq_steal_any(&s->w[0].newq, sizeof(s->w[0]), s->nworkers, worker, &me->rng,
+			       &me->newq);
 }
 
 static bool any_new_work(const struct twoq *s)

@@ -19,19 +19,10 @@
 static struct jf_task *ws_balance(struct jf_policy *p, int worker, uint64_t now)
 {
 	struct pwq *s = pwq_of(p);
-	struct pwq_worker *me = &s->w[worker];
-	int start;
 
 	(void)now;
-	if (s->nworkers < 2)
-		return NULL;
-	start = (int)(sched_next_rand(&me->rng) % (uint64_t)s->nworkers);
-	for (int i = 0, v = start; i < s->nworkers; i++, v = v + 1 == s->nworkers ? 0 : v + 1) {
-		struct jf_task *first;
-		if (v != worker && (first = taskq_steal_half(&s->w[v].q, &me->q)) != NULL)
-			return first;
-	}
-	return NULL;
+	return taskq_steal_any(&s->w[0].q, sizeof(s->w[0]), s->nworkers, worker, &s->w[worker].rng,
+			       &s->w[worker].q);
 }
 
 /*
