@@ -82,6 +82,9 @@ void jf_policy_tunables_default(struct jf_policy_tunables *t);
  *                on a CPU of its own instead of sleeping.              JIFFY_TIMER_SPIN=0|1
  * @sched:        the policies' parameters (struct jf_policy_tunables above; its quantum_ns
  *                is ignored here: @quantum_ns is copied into it at start-up).
+ * @netpoll_ns:   while uthreads wait on descriptors, a busy worker polls epoll at
+ *                scheduling points at most this often (JIFFY_NETPOLL_US, default 5;
+ *                0 polls at every scheduling point). See docs/netpoll.md.
  */
 struct jf_config {
 	unsigned workers;
@@ -97,6 +100,7 @@ struct jf_config {
 	int preempt_signal;
 	bool timer_spin;
 	struct jf_policy_tunables sched;
+	uint64_t netpoll_ns;
 };
 
 /** jf_config_default() - fill @cfg with the defaults (no environment). */

@@ -11,6 +11,7 @@
 #define JIFFY_VERSION "0.1.0"
 
 #include <jiffy/config.h>
+#include <jiffy/net.h>
 #include <jiffy/policy.h>
 #include <jiffy/preempt.h>
 #include <jiffy/stats.h>

@@ -36,6 +36,7 @@ extern "C" {
  *              jf_preempt_disable()) and were taken later.
  * @wakeup_preempts: wakeup preemptions this worker asked for (a task it queued should run
  *              before the one running on the target; counted on the asking worker).
+ * @netpolls:   epoll polls this worker made for the netpoller (busy, or parked in epoll).
  */
 struct jf_worker_stats {
 	uint64_t switches;
@@ -54,6 +55,7 @@ struct jf_worker_stats {
 	uint64_t preempt_skipped;
 	uint64_t preempt_deferred;
 	uint64_t wakeup_preempts;
+	uint64_t netpolls;
 };
 
 /** jf_stats_worker() - counters of worker @w. Return: 0; -EINVAL bad index; -ESRCH no runtime. */

@@ -63,6 +63,7 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->quantum_ns = 100 * 1000; /* signals cost 7-19 us on a KVM guest: see preemption.md */
 	cfg->grace_ns = 50 * 1000;
 	cfg->preempt_signal = SIGURG;
+	cfg->netpoll_ns = 5 * 1000; /* see docs/netpoll.md */
 	jf_policy_tunables_default(&cfg->sched);
 }
 
@@ -153,6 +154,9 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 	if (cfg->spin_ns > MAX_SPIN_US * 1000u)
 		return fail(err, errlen, "spin_ns = %" PRIu64 ": must be at most %llu (10 s)",
 			    cfg->spin_ns, MAX_SPIN_US * 1000u);
+	if (cfg->netpoll_ns > 1000000000ull)
+		return fail(err, errlen, "netpoll_ns = %" PRIu64 ": must be at most 1 s",
+			    cfg->netpoll_ns);
 	if (cfg->stack_cache > 65536)
 		return fail(err, errlen, "stack_cache = %u: must be at most 65536", cfg->stack_cache);
 	if (memchr(cfg->policy, '\0', sizeof(cfg->policy)) == NULL || cfg->policy[0] == '\0')
@@ -263,6 +267,15 @@ static int env_spin(struct jf_config *c, const char *n, const char *v, char *e, 
 		return fail(e, el, "%s='%s': expected microseconds from 0 to %llu", n, v,
 			    MAX_SPIN_US);
 	c->spin_ns = x * 1000u;
+	return 0;
+}
+
+static int env_netpoll(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (parse_u64(v, false, &x) || x > 1000000)
+		return fail(e, el, "%s='%s': expected microseconds from 0 to 1000000", n, v);
+	c->netpoll_ns = x * 1000u;
 	return 0;
 }
 
@@ -385,7 +398,7 @@ static const struct {
 	{"JIFFY_STATS", env_stats},       {"JIFFY_CLOCK", env_clock},
 	{"JIFFY_PREEMPT", env_preempt},   {"JIFFY_QUANTUM_US", env_quantum},
 	{"JIFFY_GRACE_US", env_grace},    {"JIFFY_PREEMPT_SIGNAL", env_signal},
-	{"JIFFY_TIMER_SPIN", env_timer_spin},
+	{"JIFFY_TIMER_SPIN", env_timer_spin},  {"JIFFY_NETPOLL_US", env_netpoll},
 	{"JIFFY_RR_SLICE_US", env_us_tunable},       {"JIFFY_TWOQ_LONG_US", env_us_tunable},
 	{"JIFFY_CFS_LATENCY_US", env_us_tunable},    {"JIFFY_CFS_MIN_GRAN_US", env_us_tunable},
 	{"JIFFY_CFS_WAKEUP_GRAN_US", env_us_tunable}, {"JIFFY_EEVDF_SLICE_US", env_us_tunable},
@@ -443,6 +456,7 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "grace_us = %" PRIu64 "\n", cfg->grace_ns / 1000u);
 	fprintf(out, "preempt_signal = %d\n", cfg->preempt_signal);
 	fprintf(out, "timer_spin = %d\n", cfg->timer_spin);
+	fprintf(out, "netpoll_us = %" PRIu64 "\n", cfg->netpoll_ns / 1000u);
 	for (size_t i = 0; i < sizeof(us_tunables) / sizeof(us_tunables[0]); i++)
 		fprintf(out, "%s = %" PRIu64 "\n", us_tunables[i].name + 6,
 			*(const uint64_t *)((const char *)cfg + us_tunables[i].off) / 1000u);

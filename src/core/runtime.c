@@ -1,7 +1,8 @@
 /*
  * runtime.c - starting and stopping the runtime, and the worker scheduler loop.
  *
- * Owns: jf_run(), the worker kernel threads, the idle path (spin, then park on a futex), and
+ * Owns: jf_run(), the worker kernel threads, the idle path (spin, then park on a futex, or in
+ * epoll for the netpoller while uthreads wait on descriptors: src/net/netpoll.c), and
  * shutdown. A worker's pthread stack runs worker_loop() only when no uthread can run directly
  * (see runtime.h). Parking protocol: a worker publishes WK_PARKED, issues a full fence and checks
  * for work once more before sleeping; jf_sched_make_runnable() fences after enqueueing and then
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "../net/netpoll.h"
 
 struct runtime *jf_rt;
 
@@ -112,8 +114,10 @@ static void worker_park(struct runtime *rt, struct worker *w)
 {
 	uint64_t deadline, now;
 	struct timespec ts, *tsp = NULL;
+	/* Uthreads wait on descriptors: park in epoll instead (if no other worker does). */
+	bool poll = jf_netpoll_active();
 
-	__atomic_store_n(&w->park_state, WK_PARKED, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->park_state, poll ? WK_PARKED_POLL : WK_PARKED, __ATOMIC_SEQ_CST);
 	atomic_fetch_add(&rt->nr_parked, 1);
 	jf_smp_mb();
 	deadline = earliest_timer(rt);
@@ -128,6 +132,15 @@ static void worker_park(struct runtime *rt, struct worker *w)
 	if (deadline > now + MAX_PARK_NS)
 		deadline = now + MAX_PARK_NS;
 	if (!stopping(rt) && !has_work(rt, w) && deadline > now) {
+		/* A kick after the store above makes epoll return at once (the eventfd). */
+		if (poll && jf_netpoll_park(w, deadline == UINT64_MAX ? UINT64_MAX : deadline - now))
+			goto out;
+		if (poll) { /* another worker is the poller: this one sleeps on its futex */
+			uint32_t exp = WK_PARKED_POLL;
+			if (!__atomic_compare_exchange_n(&w->park_state, &exp, WK_PARKED, false,
+							 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+				goto out; /* kicked meanwhile */
+		}
 		if (deadline != UINT64_MAX) {
 			uint64_t d = deadline - now;
 			ts.tv_sec = (time_t)(d / 1000000000u);
@@ -137,6 +150,7 @@ static void worker_park(struct runtime *rt, struct worker *w)
 		STAT_INC(w, parks);
 		syscall(SYS_futex, &w->park_state, FUTEX_WAIT_PRIVATE, WK_PARKED, tsp, NULL, 0);
 	}
+out:
 	__atomic_store_n(&w->park_state, WK_RUNNING, __ATOMIC_SEQ_CST);
 	atomic_fetch_sub(&rt->nr_parked, 1);
 }
@@ -153,6 +167,8 @@ static struct jf_thread *worker_idle(struct runtime *rt, struct worker *w)
 			break;
 		if (earliest_timer(rt) <= now)
 			run_all_due_timers(w, now);
+		if (JF_UNLIKELY(jf_netpoll_active()))
+			jf_netpoll_busy(w, now);
 		if (has_work(rt, w) && (t = jf_sched_pick(w)) != NULL)
 			break;
 		now = jf_now_ns();
@@ -398,6 +414,7 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 		if (cfg.stats)
 			jf_stats_print(stderr);
 	}
+	jf_netpoll_runtime_exit(); /* before the stacks holding its waiters are unmapped */
 out_handler:
 	jf_overflow_handler_remove();
 out_preempt:

@@ -97,7 +97,8 @@ struct timer_heap {
 
 enum worker_park_state {
 	WK_RUNNING = 0,
-	WK_PARKED = 1,
+	WK_PARKED = 1,      /* on its futex */
+	WK_PARKED_POLL = 2, /* in epoll, the netpoller's one parked poller (src/net) */
 };
 
 struct worker {

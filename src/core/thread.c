@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "../net/netpoll.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -249,6 +250,8 @@ static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *en
 	struct jf_task *t;
 
 	run_due_timers(w);
+	if (JF_UNLIKELY(jf_netpoll_active()))
+		jf_netpoll_busy(w, jf_now_ns());
 	if (!enq) {
 		t = p->ops->pick_next(p, w->id, now);
 	} else if (p->ops->enqueue_pick) {
@@ -406,14 +409,22 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 /* Wake worker @k if it is parked. @self counts the wakeup. */
 void jf_worker_kick(struct worker *self, struct worker *k)
 {
-	if (__atomic_load_n(&k->park_state, __ATOMIC_SEQ_CST) == WK_PARKED &&
-	    __atomic_exchange_n(&k->park_state, WK_RUNNING, __ATOMIC_SEQ_CST) == WK_PARKED) {
+	uint32_t old;
+
+	if (__atomic_load_n(&k->park_state, __ATOMIC_SEQ_CST) == WK_RUNNING)
+		return;
+	old = __atomic_exchange_n(&k->park_state, WK_RUNNING, __ATOMIC_SEQ_CST);
+	if (old == WK_PARKED) {
 		int saved = errno; /* callers run in uthreads: their errno must not change */
 		futex(&k->park_state, FUTEX_WAKE_PRIVATE, 1, NULL);
 		errno = saved;
-		if (self)
-			STAT_INC(self, unparks);
+	} else if (old == WK_PARKED_POLL) {
+		jf_netpoll_break();
+	} else {
+		return;
 	}
+	if (self)
+		STAT_INC(self, unparks);
 }
 
 static void kick_one_parked(struct worker *self)
@@ -421,11 +432,18 @@ static void kick_one_parked(struct worker *self)
 	struct runtime *rt = jf_rt;
 	for (int i = 1; i < rt->nworkers; i++) {
 		struct worker *k = &rt->workers[(self->id + i) % rt->nworkers];
-		if (__atomic_load_n(&k->park_state, __ATOMIC_RELAXED) == WK_PARKED) {
+		if (__atomic_load_n(&k->park_state, __ATOMIC_RELAXED) != WK_RUNNING) {
 			jf_worker_kick(self, k);
 			return;
 		}
 	}
+}
+
+/* The netpoller has a waiter and no worker in epoll: wake a parked worker to poll. */
+void jf_kick_parked_worker(struct worker *self)
+{
+	if (atomic_load_explicit(&jf_rt->nr_parked, memory_order_relaxed) > 0)
+		kick_one_parked(self);
 }
 
 /*

@@ -33,6 +33,7 @@
 
 #include "../core/runtime.h"
 #include "preempt.h"
+#include "../net/netpoll.h"
 
 enum tt_mode { TT_SIGNAL, TT_FLAG, TT_HYBRID, TT_UINTR };
 
@@ -154,8 +155,9 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 				next = due, *hard = -1;
 			continue;
 		}
-		if (!rt->policy.ops->has_work(&rt->policy, w->id))
-			continue; /* nothing else to run: never interrupt (skip rule) */
+		if (!rt->policy.ops->has_work(&rt->policy, w->id) && !jf_netpoll_wants_busy_poll())
+			continue; /* nothing else to run: never interrupt (skip rule); but a busy
+				   * worker must poll for uthreads waiting on descriptors */
 		if (s->seq != seq || s->due != due) { /* first action for this run (or slice) */
 			s->seq = seq;
 			s->due = due;

@@ -18,6 +18,7 @@
 
 #include "../core/runtime.h"
 #include "preempt.h"
+#include "../net/netpoll.h"
 
 #define MIN_DELAY_NS 5000u /* a timer signal costs ~19 us here: never re-arm sooner */
 
@@ -80,7 +81,7 @@ static void ptimer_on_run(struct worker *w, uint64_t now)
 	if (__atomic_load_n(&w->timer_armed, __ATOMIC_RELAXED) ||
 	    !__atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED))
 		return;
-	if (rt->policy.ops->has_work(&rt->policy, w->id))
+	if (rt->policy.ops->has_work(&rt->policy, w->id) || jf_netpoll_wants_busy_poll())
 		when = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
 	tdl = jf_timers_next(w);
 	if (tdl < when)

@@ -37,6 +37,7 @@
 
 #include "../core/runtime.h"
 #include "preempt.h"
+#include "../net/netpoll.h"
 
 __thread struct jf__preempt_tls jf__preempt __attribute__((tls_model("initial-exec")));
 
@@ -189,6 +190,9 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 		 */
 		STAT_ADD(w, timers, jf_timers_run(w, now));
 	}
+	/* Uthreads wait on descriptors: look for input now (it may be the work that waits). */
+	if (JF_UNLIKELY(jf_netpoll_active()))
+		jf_netpoll_busy(w, now);
 	if (__atomic_exchange_n(&w->preempt_now, 0, __ATOMIC_ACQUIRE)) {
 		/* Wakeup preemption: the policy already decided; only a switch to nothing is moot. */
 		if (!rt->policy.ops->has_work(&rt->policy, w->id)) {

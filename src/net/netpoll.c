@@ -1,0 +1,835 @@
+/*
+ * netpoll.c - the netpoller: non-blocking descriptors, one epoll instance, and uthreads that
+ * wait for readiness without blocking their worker.
+ *
+ * Owns: the descriptor table (one struct pdesc per fd number), registration, the wait/wake
+ * protocol, polling (busy and parked), and the socket calls of jiffy/net.h.
+ *
+ * Wait/wake protocol. Each descriptor counts readiness edges per direction (seq[]). A caller
+ * reads seq, tries the non-blocking call, and on EAGAIN takes the descriptor's lock: if seq moved
+ * meanwhile an edge came after its try (retry at once); otherwise it links itself as a waiter
+ * and blocks, and the edge that comes later finds it. The poller bumps seq and takes every
+ * waiter of that direction under the same lock, so no edge falls between a try and a wait.
+ * Descriptors are registered edge-triggered for both directions once, so waiting never costs
+ * an epoll_ctl.
+ *
+ * Waking needs a worker (jf_sched_make_runnable): wakes decided elsewhere (jf_close() from a
+ * plain pthread) go to a pending list that the next poll on a worker drains.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jiffy/net.h>
+
+#include "../core/runtime.h"
+#include "netpoll.h"
+
+enum { DIR_RD = 0, DIR_WR = 1 };
+
+#define PD_CHUNK 1024u
+#define PD_CHUNKS 1024u /* descriptors below 1,048,576 */
+#define EVFD_TAG UINT64_MAX
+#define MAX_EVENTS 128
+
+struct net_waiter {
+	struct jf_thread *t;
+	struct pdesc *pd;
+	struct net_waiter *prev, *next;
+	int dir;
+	int result; /* 0 ready, -EBADF closed, -ETIMEDOUT */
+	bool linked;
+};
+
+struct pdesc {
+	uint32_t lock;
+	uint32_t gen;        /* bumped at each registration and close: epoll data carries it */
+	bool registered;
+	dev_t dev;           /* the file registered, to notice a descriptor closed behind our back */
+	ino_t ino;
+	uint32_t seq[2];     /* readiness edges seen, per direction */
+	struct net_waiter *waiters[2];
+};
+
+int jf__net_waiters;
+uint32_t jf__net_poller_parked; /* one idle worker waits in epoll */
+
+static struct pdesc *chunks[PD_CHUNKS];
+static pthread_mutex_t np_init_lock = PTHREAD_MUTEX_INITIALIZER;
+static int np_epfd = -1, np_evfd = -1;
+static uint32_t np_poll_lock;     /* one non-blocking poller at a time */
+static uint64_t np_last_poll_ns;
+static uint32_t np_pending_lock;
+static struct net_waiter *np_pending; /* woken off-worker, to be made runnable */
+
+/* thread.c */
+void jf_kick_parked_worker(struct worker *self);
+
+/* --- setup and the descriptor table -------------------------------------------------------- */
+
+static int np_init(void)
+{
+	int rc = 0;
+
+	if (__atomic_load_n(&np_epfd, __ATOMIC_ACQUIRE) >= 0)
+		return 0;
+	pthread_mutex_lock(&np_init_lock);
+	if (np_epfd < 0) {
+		int ep = epoll_create1(EPOLL_CLOEXEC);
+		int ev = ep >= 0 ? eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1;
+		struct epoll_event e = {.events = EPOLLIN | EPOLLET, .data.u64 = EVFD_TAG};
+
+		if (ep < 0 || ev < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e) != 0) {
+			rc = -errno;
+			if (ep >= 0)
+				close(ep);
+			if (ev >= 0)
+				close(ev);
+		} else {
+			np_evfd = ev;
+			__atomic_store_n(&np_epfd, ep, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&np_init_lock);
+	return rc;
+}
+
+static struct pdesc *pd_lookup(int fd, bool create)
+{
+	struct pdesc *c;
+
+	if (fd < 0 || (unsigned)fd >= PD_CHUNK * PD_CHUNKS)
+		return NULL;
+	c = __atomic_load_n(&chunks[(unsigned)fd / PD_CHUNK], __ATOMIC_ACQUIRE);
+	if (!c && create) {
+		pthread_mutex_lock(&np_init_lock);
+		c = chunks[(unsigned)fd / PD_CHUNK];
+		if (!c) {
+			c = calloc(PD_CHUNK, sizeof(*c));
+			if (c)
+				__atomic_store_n(&chunks[(unsigned)fd / PD_CHUNK], c,
+						 __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&np_init_lock);
+	}
+	return c ? &c[(unsigned)fd % PD_CHUNK] : NULL;
+}
+
+/*
+ * Register @fd (non-blocking, edge-triggered, both directions). @fresh: the caller just made
+ * @fd, so any registration left from an earlier file with that number is stale. Return the
+ * descriptor, or NULL with errno.
+ */
+static struct pdesc *pd_register(int fd, bool fresh, bool excl)
+{
+	struct pdesc *pd;
+	struct stat st;
+	struct epoll_event e;
+	int fl, rc;
+
+	if ((rc = np_init()) != 0) {
+		errno = -rc;
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0)
+		return NULL; /* EBADF */
+	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+		errno = EPERM; /* epoll cannot watch files; they never block anyway */
+		return NULL;
+	}
+	pd = pd_lookup(fd, true);
+	if (!pd) {
+		errno = fd < 0 ? EBADF : EMFILE;
+		return NULL;
+	}
+	jf_spin_lock(&pd->lock);
+	if (pd->registered && !fresh && pd->dev == st.st_dev && pd->ino == st.st_ino) {
+		jf_spin_unlock(&pd->lock);
+		if (excl) {
+			errno = EEXIST;
+			return NULL;
+		}
+		return pd;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)) {
+		jf_spin_unlock(&pd->lock);
+		return NULL;
+	}
+	pd->gen++;
+	e.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+	e.data.u64 = (uint64_t)(unsigned)fd | ((uint64_t)pd->gen << 32);
+	rc = epoll_ctl(np_epfd, EPOLL_CTL_ADD, fd, &e);
+	if (rc != 0 && errno == EEXIST) /* a dup of the old file keeps the old entry alive */
+		rc = epoll_ctl(np_epfd, EPOLL_CTL_MOD, fd, &e);
+	if (rc != 0) {
+		jf_spin_unlock(&pd->lock);
+		return NULL;
+	}
+	__atomic_store_n(&pd->registered, true, __ATOMIC_RELAXED);
+	pd->dev = st.st_dev;
+	pd->ino = st.st_ino;
+	jf_spin_unlock(&pd->lock);
+	return pd;
+}
+
+/* --- waking -------------------------------------------------------------------------------- */
+
+static void unlink_waiter(struct pdesc *pd, struct net_waiter *nw)
+{
+	if (nw->prev)
+		nw->prev->next = nw->next;
+	else
+		pd->waiters[nw->dir] = nw->next;
+	if (nw->next)
+		nw->next->prev = nw->prev;
+	nw->linked = false;
+	__atomic_fetch_sub(&jf__net_waiters, 1, __ATOMIC_RELAXED);
+}
+
+/* Under pd->lock: take every waiter of @dir with @result onto the chain @out (via ->next). */
+static void take_waiters(struct pdesc *pd, int dir, int result, struct net_waiter **out)
+{
+	struct net_waiter *nw;
+
+	while ((nw = pd->waiters[dir]) != NULL) {
+		unlink_waiter(pd, nw);
+		nw->result = result;
+		nw->next = *out;
+		*out = nw;
+	}
+}
+
+/*
+ * Make the chain's uthreads runnable. A waiter's struct lives on its stack: read it before the
+ * wake, never after (the uthread may run and return at once).
+ */
+static unsigned wake_chain(struct worker *w, struct net_waiter *chain)
+{
+	unsigned n = 0;
+
+	while (chain) {
+		struct net_waiter *next = chain->next;
+		struct jf_thread *t = chain->t;
+		jf_sched_make_runnable(w, t, JF_ENQ_WOKEN);
+		chain = next;
+		n++;
+	}
+	return n;
+}
+
+/* A chain decided off-worker: park it on the pending list and have a worker take it. */
+static void defer_chain(struct net_waiter *chain)
+{
+	uint64_t one = 1;
+
+	if (!chain)
+		return;
+	jf_spin_lock(&np_pending_lock);
+	while (chain) {
+		struct net_waiter *next = chain->next;
+		chain->next = np_pending;
+		np_pending = chain;
+		__atomic_fetch_add(&jf__net_waiters, 1, __ATOMIC_RELAXED); /* keep pollers polling */
+		chain = next;
+	}
+	jf_spin_unlock(&np_pending_lock);
+	if (write(np_evfd, &one, sizeof(one)) < 0) {
+		/* The counter cannot overflow in practice; a busy poll drains the list anyway. */
+	}
+}
+
+static unsigned drain_pending(struct worker *w)
+{
+	struct net_waiter *chain, *nw;
+	unsigned n;
+
+	if (!__atomic_load_n(&np_pending, __ATOMIC_RELAXED))
+		return 0;
+	jf_spin_lock(&np_pending_lock);
+	chain = np_pending;
+	np_pending = NULL;
+	for (nw = chain, n = 0; nw; nw = nw->next)
+		n++;
+	__atomic_fetch_sub(&jf__net_waiters, (int)n, __ATOMIC_RELAXED);
+	jf_spin_unlock(&np_pending_lock);
+	return wake_chain(w, chain);
+}
+
+/* --- polling ------------------------------------------------------------------------------- */
+
+static unsigned handle_events(struct worker *w, const struct epoll_event *ev, int n)
+{
+	struct net_waiter *chain = NULL;
+
+	for (int i = 0; i < n; i++) {
+		uint64_t d = ev[i].data.u64;
+		struct pdesc *pd;
+		uint32_t e = ev[i].events;
+
+		if (d == EVFD_TAG) {
+			uint64_t v;
+			if (read(np_evfd, &v, sizeof(v)) < 0) {
+				/* EAGAIN: another poller drained it */
+			}
+			continue;
+		}
+		pd = pd_lookup((int)(uint32_t)d, false);
+		if (!pd)
+			continue;
+		jf_spin_lock(&pd->lock);
+		if (pd->registered && pd->gen == (uint32_t)(d >> 32)) { /* else: stale */
+			/* Atomic: callers read seq without the lock before their try. */
+			if (e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+				__atomic_fetch_add(&pd->seq[DIR_RD], 1, __ATOMIC_RELEASE);
+				take_waiters(pd, DIR_RD, 0, &chain);
+			}
+			if (e & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
+				__atomic_fetch_add(&pd->seq[DIR_WR], 1, __ATOMIC_RELEASE);
+				take_waiters(pd, DIR_WR, 0, &chain);
+			}
+		}
+		jf_spin_unlock(&pd->lock);
+	}
+	return wake_chain(w, chain) + drain_pending(w);
+}
+
+/* epoll_pwait2 (ns timeout) where the kernel has it, else epoll_wait (ms, rounded up). */
+static int np_wait(struct epoll_event *ev, uint64_t timeout_ns)
+{
+	static int no_pwait2;
+	struct timespec ts, *tsp = NULL;
+	int n;
+
+	if (!__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
+		if (timeout_ns != UINT64_MAX) {
+			ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
+			ts.tv_nsec = (long)(timeout_ns % 1000000000u);
+			tsp = &ts;
+		}
+		n = epoll_pwait2(np_epfd, ev, MAX_EVENTS, tsp, NULL);
+		if (n >= 0 || errno != ENOSYS)
+			return n;
+		__atomic_store_n(&no_pwait2, 1, __ATOMIC_RELAXED);
+	}
+	return epoll_wait(np_epfd, ev, MAX_EVENTS,
+			  timeout_ns == UINT64_MAX ? -1 : (int)((timeout_ns + 999999u) / 1000000u));
+}
+
+unsigned jf_netpoll_busy(struct worker *w, uint64_t now)
+{
+	struct epoll_event ev[MAX_EVENTS];
+	unsigned woken;
+	int n, saved;
+
+	if (!jf_netpoll_active())
+		return 0;
+	if (now - __atomic_load_n(&np_last_poll_ns, __ATOMIC_RELAXED) < jf_rt->cfg.netpoll_ns)
+		return 0;
+	if (!jf_spin_trylock(&np_poll_lock))
+		return 0;
+	__atomic_store_n(&np_last_poll_ns, now, __ATOMIC_RELAXED);
+	saved = errno; /* a uthread is on this stack: its errno must not change */
+	n = np_wait(ev, 0);
+	jf_spin_unlock(&np_poll_lock);
+	woken = handle_events(w, ev, n > 0 ? n : 0);
+	errno = saved;
+	STAT_INC(w, netpolls);
+	return woken;
+}
+
+bool jf_netpoll_park(struct worker *w, uint64_t timeout_ns)
+{
+	struct epoll_event ev[MAX_EVENTS];
+	int n;
+
+	if (__atomic_exchange_n(&jf__net_poller_parked, 1, __ATOMIC_ACQUIRE))
+		return false;
+	STAT_INC(w, parks);
+	n = np_wait(ev, timeout_ns);
+	__atomic_store_n(&jf__net_poller_parked, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&np_last_poll_ns, jf_now_ns(), __ATOMIC_RELAXED);
+	handle_events(w, ev, n > 0 ? n : 0);
+	STAT_INC(w, netpolls);
+	return true;
+}
+
+void jf_netpoll_break(void)
+{
+	uint64_t one = 1;
+	int saved = errno;
+
+	if (np_evfd >= 0 && write(np_evfd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is already non-zero, the poller will return */
+	}
+	errno = saved;
+}
+
+void jf_netpoll_runtime_exit(void)
+{
+	for (unsigned c = 0; c < PD_CHUNKS; c++) {
+		struct pdesc *chunk = chunks[c];
+		if (!chunk)
+			continue;
+		for (unsigned i = 0; i < PD_CHUNK; i++) {
+			struct pdesc *pd = &chunk[i];
+			jf_spin_lock(&pd->lock);
+			for (int dir = 0; dir < 2; dir++)
+				while (pd->waiters[dir])
+					unlink_waiter(pd, pd->waiters[dir]);
+			jf_spin_unlock(&pd->lock);
+		}
+	}
+	jf_spin_lock(&np_pending_lock);
+	np_pending = NULL;
+	jf_spin_unlock(&np_pending_lock);
+	__atomic_store_n(&jf__net_waiters, 0, __ATOMIC_RELAXED);
+}
+
+/* --- waiting ------------------------------------------------------------------------------- */
+
+static bool waiter_timeout(void *arg)
+{
+	struct net_waiter *nw = arg;
+	struct pdesc *pd = nw->pd;
+	bool removed = false;
+
+	jf_spin_lock(&pd->lock);
+	if (nw->linked) {
+		unlink_waiter(pd, nw);
+		nw->result = -ETIMEDOUT;
+		removed = true;
+	}
+	jf_spin_unlock(&pd->lock);
+	return removed;
+}
+
+static uint64_t deadline_of(int64_t timeout_ns)
+{
+	if (timeout_ns < 0)
+		return UINT64_MAX;
+	return jf_now_ns() + (uint64_t)timeout_ns;
+}
+
+/*
+ * The calling uthread waits until @pd's direction @dir sees an edge after @seq (0), the
+ * deadline passes (-ETIMEDOUT) or the descriptor is closed (-EBADF).
+ */
+static int pd_wait(int fd, struct pdesc *pd, int dir, uint32_t seq, uint64_t deadline)
+{
+	struct net_waiter nw = {.pd = pd, .dir = dir, .result = 0};
+	struct stat st;
+	int result;
+
+	/* The slow path anyway: notice a descriptor closed with close(2) and reused meanwhile. */
+	if (fstat(fd, &st) != 0)
+		return -EBADF;
+	if (st.st_dev != pd->dev || st.st_ino != pd->ino) {
+		if (!pd_register(fd, true, false))
+			return -errno;
+		return 0; /* registered afresh: try the call again */
+	}
+	if (deadline != UINT64_MAX && jf_now_ns() >= deadline)
+		return -ETIMEDOUT;
+
+	JF_RUNTIME_ENTER();
+	nw.t = jf_current();
+	jf_spin_lock(&pd->lock);
+	if (!pd->registered) {
+		result = -EBADF;
+	} else if (pd->seq[dir] != seq) {
+		result = 0; /* an edge came after the caller's try */
+	} else {
+		nw.next = pd->waiters[dir];
+		if (nw.next)
+			nw.next->prev = &nw;
+		pd->waiters[dir] = &nw;
+		nw.linked = true;
+		__atomic_fetch_add(&jf__net_waiters, 1, __ATOMIC_RELAXED);
+		/* No worker in epoll: wake a parked one to be the poller. */
+		if (!__atomic_load_n(&jf__net_poller_parked, __ATOMIC_RELAXED))
+			jf_kick_parked_worker(nw.t->worker);
+		if (deadline == UINT64_MAX)
+			jf_sched_block(&pd->lock);
+		else
+			jf_block_timeout(&pd->lock, deadline, waiter_timeout, &nw);
+		JF_RUNTIME_LEAVE();
+		return nw.result;
+	}
+	jf_spin_unlock(&pd->lock);
+	JF_RUNTIME_LEAVE();
+	return result;
+}
+
+/* Outside the runtime: an ordinary poll(2) on a non-blocking descriptor. */
+static int poll_wait(int fd, int dir, uint64_t deadline)
+{
+	struct pollfd p = {.fd = fd, .events = dir == DIR_RD ? POLLIN : POLLOUT};
+	int ms = -1, r;
+
+	if (deadline != UINT64_MAX) {
+		uint64_t now = jf_now_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		ms = (int)((deadline - now + 999999u) / 1000000u);
+	}
+	r = poll(&p, 1, ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	if (p.revents & POLLNVAL)
+		return -EBADF;
+	return 0;
+}
+
+static bool in_uthread(void)
+{
+	return jf_rt && jf_current() != NULL;
+}
+
+/*
+ * The descriptor a uthread's call should wait on: registered now if it was not (adopting it:
+ * it becomes non-blocking). NULL with *nowait for descriptors epoll cannot watch (files).
+ */
+static struct pdesc *pd_for_call(int fd, bool *nowait, bool check_nonblock)
+{
+	struct pdesc *pd = pd_lookup(fd, false);
+	bool fresh = false;
+
+	*nowait = false;
+	if (pd && __atomic_load_n(&pd->registered, __ATOMIC_RELAXED)) {
+		/*
+		 * read/write/accept have no MSG_DONTWAIT: a descriptor closed with close(2) and
+		 * reused, or made blocking again, would block the worker. One fcntl tells.
+		 */
+		int fl = check_nonblock ? fcntl(fd, F_GETFL) : O_NONBLOCK;
+		if (fl < 0)
+			return NULL;
+		if (fl & O_NONBLOCK)
+			return pd;
+		fresh = true;
+	}
+	pd = pd_register(fd, fresh, false);
+	if (!pd && errno == EPERM)
+		*nowait = true;
+	return pd;
+}
+
+typedef ssize_t (*io_op)(int fd, void *ctx);
+
+/* Run @op until it does not say EAGAIN, waiting for direction @dir in between. */
+static ssize_t net_io(int fd, int dir, int64_t timeout_ns, io_op op, void *ctx, bool dontwait)
+{
+	uint64_t deadline = timeout_ns > 0 ? deadline_of(timeout_ns) : deadline_of(-1);
+	struct pdesc *pd = NULL;
+	bool uthread = in_uthread(), nowait = false;
+
+	if (fd < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	if (uthread) {
+		pd = pd_for_call(fd, &nowait, !dontwait);
+		if (!pd && !nowait)
+			return -1;
+	}
+	for (;;) {
+		uint32_t seq = pd ? __atomic_load_n(&pd->seq[dir], __ATOMIC_ACQUIRE) : 0;
+		ssize_t n = op(fd, ctx);
+		int r;
+
+		if (n >= 0)
+			return n;
+		if (errno == EINTR)
+			continue;
+		if ((errno != EAGAIN && errno != EWOULDBLOCK) || timeout_ns == 0 || nowait)
+			return -1;
+		r = uthread ? pd_wait(fd, pd, dir, seq, deadline) : poll_wait(fd, dir, deadline);
+		if (r < 0) {
+			errno = -r;
+			return -1;
+		}
+	}
+}
+
+/* --- the API ------------------------------------------------------------------------------- */
+
+int jf_socket(int domain, int type, int protocol)
+{
+	int fd = socket(domain, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
+
+	if (fd < 0)
+		return -1;
+	if (!pd_register(fd, true, false)) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int jf_fd_register(int fd)
+{
+	return pd_register(fd, false, true) ? 0 : -1;
+}
+
+int jf_close(int fd)
+{
+	struct pdesc *pd = pd_lookup(fd, false);
+	struct net_waiter *chain = NULL;
+	struct worker *w;
+
+	if (pd) {
+		jf_spin_lock(&pd->lock);
+		if (pd->registered) {
+			__atomic_store_n(&pd->registered, false, __ATOMIC_RELAXED);
+			pd->gen++;
+			take_waiters(pd, DIR_RD, -EBADF, &chain);
+			take_waiters(pd, DIR_WR, -EBADF, &chain);
+			epoll_ctl(np_epfd, EPOLL_CTL_DEL, fd, NULL);
+		}
+		jf_spin_unlock(&pd->lock);
+	}
+	if (chain) {
+		JF_RUNTIME_ENTER();
+		w = jf_rt ? jf_this_worker() : NULL;
+		if (w)
+			wake_chain(w, chain);
+		else
+			defer_chain(chain);
+		JF_RUNTIME_LEAVE();
+	}
+	return close(fd);
+}
+
+int jf_fd_wait(int fd, int events, int64_t timeout_ns)
+{
+	uint64_t deadline = deadline_of(timeout_ns);
+	bool nowait = false;
+	struct pdesc *pd;
+
+	if (events & ~(POLLIN | POLLOUT) || !(events & (POLLIN | POLLOUT))) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!in_uthread()) {
+		struct pollfd p = {.fd = fd, .events = (short)events};
+		int ms = timeout_ns < 0 ? -1 : (int)(((uint64_t)timeout_ns + 999999u) / 1000000u);
+		int r = poll(&p, 1, ms);
+		if (r < 0)
+			return -1;
+		if (p.revents & POLLNVAL) {
+			errno = EBADF;
+			return -1;
+		}
+		if (r == 0) {
+			errno = timeout_ns == 0 ? EAGAIN : ETIMEDOUT;
+			return -1;
+		}
+		return (p.revents & (POLLHUP | POLLERR)) ? events : (p.revents & events);
+	}
+	pd = pd_for_call(fd, &nowait, false);
+	if (!pd)
+		return nowait ? (events & (POLLIN | POLLOUT)) : -1; /* files are always ready */
+	for (;;) {
+		/* Edges only tell that something changed: ask poll(2) what holds now. */
+		int dir = (events & POLLIN) ? DIR_RD : DIR_WR;
+		uint32_t seq = __atomic_load_n(&pd->seq[dir], __ATOMIC_ACQUIRE);
+		struct pollfd p = {.fd = fd, .events = (short)events};
+		int r;
+
+		if (poll(&p, 1, 0) < 0)
+			return -1;
+		if (p.revents & POLLNVAL) {
+			errno = EBADF;
+			return -1;
+		}
+		if (p.revents)
+			return (p.revents & (POLLHUP | POLLERR)) ? events : (p.revents & events);
+		if (timeout_ns == 0) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (events == (POLLIN | POLLOUT)) {
+			/* Both: wait for reads with a short bound and look again (rare in servers). */
+			uint64_t soon = jf_now_ns() + 1000000u;
+			r = pd_wait(fd, pd, DIR_RD, seq, soon < deadline ? soon : deadline);
+			if (r == -ETIMEDOUT && jf_now_ns() < deadline)
+				r = 0;
+		} else {
+			r = pd_wait(fd, pd, dir, seq, deadline);
+		}
+		if (r < 0) {
+			errno = -r;
+			return -1;
+		}
+	}
+}
+
+int jf_bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	return bind(fd, addr, len);
+}
+
+int jf_listen(int fd, int backlog)
+{
+	return listen(fd, backlog);
+}
+
+struct accept_ctx {
+	struct sockaddr *addr;
+	socklen_t *len;
+};
+
+static ssize_t op_accept(int fd, void *p)
+{
+	struct accept_ctx *c = p;
+	return accept4(fd, c->addr, c->len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+int jf_accept(int fd, struct sockaddr *addr, socklen_t *len, int64_t timeout_ns)
+{
+	struct accept_ctx c = {addr, len};
+	int nfd = (int)net_io(fd, DIR_RD, timeout_ns, op_accept, &c, false);
+
+	if (nfd >= 0 && !pd_register(nfd, true, false)) {
+		int e = errno;
+		close(nfd);
+		errno = e;
+		return -1;
+	}
+	return nfd;
+}
+
+int jf_connect(int fd, const struct sockaddr *addr, socklen_t len, int64_t timeout_ns)
+{
+	int err = 0, r;
+	socklen_t el = sizeof(err);
+
+	if (connect(fd, addr, len) == 0)
+		return 0;
+	if (errno != EINPROGRESS && errno != EINTR)
+		return -1;
+	r = jf_fd_wait(fd, POLLOUT, timeout_ns);
+	if (r < 0) {
+		if (errno == EAGAIN)
+			errno = EINPROGRESS; /* timeout 0: the connection goes on in the background */
+		return -1;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+		return -1;
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+struct buf_ctx {
+	void *buf;
+	size_t len;
+	int flags;
+	struct sockaddr *addr;
+	socklen_t *alen;
+	const struct sockaddr *dst;
+	socklen_t dlen;
+};
+
+static ssize_t op_read(int fd, void *p)
+{
+	struct buf_ctx *c = p;
+	return read(fd, c->buf, c->len);
+}
+
+static ssize_t op_write(int fd, void *p)
+{
+	struct buf_ctx *c = p;
+	return write(fd, c->buf, c->len);
+}
+
+static ssize_t op_recvfrom(int fd, void *p)
+{
+	struct buf_ctx *c = p;
+	return recvfrom(fd, c->buf, c->len, c->flags | MSG_DONTWAIT, c->addr, c->alen);
+}
+
+static ssize_t op_sendto(int fd, void *p)
+{
+	struct buf_ctx *c = p;
+	return sendto(fd, c->buf, c->len, c->flags | MSG_DONTWAIT | MSG_NOSIGNAL, c->dst, c->dlen);
+}
+
+ssize_t jf_read(int fd, void *buf, size_t len, int64_t timeout_ns)
+{
+	struct buf_ctx c = {.buf = buf, .len = len};
+	return net_io(fd, DIR_RD, timeout_ns, op_read, &c, false);
+}
+
+ssize_t jf_recv(int fd, void *buf, size_t len, int flags, int64_t timeout_ns)
+{
+	struct buf_ctx c = {.buf = buf, .len = len, .flags = flags};
+	return net_io(fd, DIR_RD, timeout_ns, op_recvfrom, &c, true);
+}
+
+ssize_t jf_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *src,
+		    socklen_t *srclen, int64_t timeout_ns)
+{
+	struct buf_ctx c = {.buf = buf, .len = len, .flags = flags, .addr = src, .alen = srclen};
+	return net_io(fd, DIR_RD, timeout_ns, op_recvfrom, &c, true);
+}
+
+ssize_t jf_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *dst,
+		  socklen_t dstlen, int64_t timeout_ns)
+{
+	struct buf_ctx c = {.buf = (void *)buf, .len = len, .flags = flags, .dst = dst,
+			    .dlen = dstlen};
+	return net_io(fd, DIR_WR, timeout_ns, op_sendto, &c, true);
+}
+
+/* Streams: keep writing until all of @len is out, the deadline passes, or an error. */
+static ssize_t write_all(int fd, const void *buf, size_t len, int flags, int64_t timeout_ns,
+			 io_op op)
+{
+	uint64_t deadline = deadline_of(timeout_ns);
+	size_t done = 0;
+
+	do {
+		int64_t left = timeout_ns;
+		struct buf_ctx c = {.buf = (char *)buf + done, .len = len - done, .flags = flags};
+		ssize_t n;
+
+		if (timeout_ns > 0) {
+			uint64_t now = jf_now_ns();
+			left = now >= deadline ? 0 : (int64_t)(deadline - now);
+			if (left == 0 && done) {
+				errno = ETIMEDOUT;
+				break;
+			}
+		}
+		n = net_io(fd, DIR_WR, left, op, &c, op == op_sendto);
+		if (n < 0)
+			break;
+		done += (size_t)n;
+	} while (done < len);
+	return done || len == 0 ? (ssize_t)done : -1;
+}
+
+ssize_t jf_write(int fd, const void *buf, size_t len, int64_t timeout_ns)
+{
+	return write_all(fd, buf, len, 0, timeout_ns, op_write);
+}
+
+ssize_t jf_send(int fd, const void *buf, size_t len, int flags, int64_t timeout_ns)
+{
+	return write_all(fd, buf, len, flags, timeout_ns, op_sendto);
+}

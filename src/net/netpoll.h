@@ -1,0 +1,50 @@
+/*
+ * netpoll.h - the netpoller's hooks into the scheduler (internal; the API is jiffy/net.h).
+ *
+ * Owns: nothing; declares what runtime.c and thread.c call. The netpoller is process-wide (one
+ * epoll instance and one eventfd, made on first use) and outlives a runtime; a runtime's workers
+ * drive it: pick_next() polls without blocking while uthreads wait on descriptors (at most once
+ * per JIFFY_NETPOLL_US), and one idle worker at a time parks in epoll instead of on its futex.
+ */
+#ifndef JIFFY_NETPOLL_H
+#define JIFFY_NETPOLL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct worker;
+
+/* Uthreads blocked on a descriptor right now (a read is one relaxed load). */
+extern int jf__net_waiters;
+
+/* 1 while an idle worker waits in epoll (it sees every edge; busy workers need not poll). */
+extern uint32_t jf__net_poller_parked;
+
+static inline bool jf_netpoll_active(void)
+{
+	return __atomic_load_n(&jf__net_waiters, __ATOMIC_RELAXED) > 0;
+}
+
+/*
+ * Should a busy worker be interrupted to poll (preemption mechanisms arm for this as for
+ * queued work)? Only while uthreads wait on descriptors and no idle worker sits in epoll.
+ */
+static inline bool jf_netpoll_wants_busy_poll(void)
+{
+	return jf_netpoll_active() && !__atomic_load_n(&jf__net_poller_parked, __ATOMIC_RELAXED);
+}
+
+/* Busy worker at a scheduling point: poll without blocking if due. Return: uthreads woken. */
+unsigned jf_netpoll_busy(struct worker *w, uint64_t now);
+/*
+ * Idle worker @w, park state already WK_PARKED_POLL: wait in epoll for at most @timeout_ns
+ * (UINT64_MAX: no limit), waking the uthreads whose descriptors became ready. Return false,
+ * without waiting, if another worker is the poller already.
+ */
+bool jf_netpoll_park(struct worker *w, uint64_t timeout_ns);
+/* Make the parked poller return (jf_worker_kick on a WK_PARKED_POLL worker). */
+void jf_netpoll_break(void);
+/* The runtime is going away: forget every waiter (their stacks are about to be unmapped). */
+void jf_netpoll_runtime_exit(void);
+
+#endif /* JIFFY_NETPOLL_H */
