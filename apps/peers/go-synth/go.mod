@@ -1,0 +1,3 @@
+module jiffy/peers/gosynth
+
+go 1.21

@@ -1,0 +1,189 @@
+//! tokio-synth: the Tokio peer of jiffy-synth. A UDP server speaking docs/protocol.md with one
+//! receiving task and one spawned task per request that computes the SPIN loop itself. Tokio
+//! never preempts a task, so a long request holds its worker thread until it is done: the
+//! behaviour this peer exists to show next to Jiffy and Go.
+
+mod proto;
+mod spin;
+
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use tokio::net::UdpSocket;
+use tokio::signal::unix::{signal, SignalKind};
+
+#[derive(Default)]
+struct Stats {
+    requests: AtomicU64, // datagrams with a readable header (each gets a reply attempt)
+    replies: AtomicU64,  // replies sent
+    dropped: AtomicU64,  // malformed datagrams dropped: short, bad magic, > 2048 bytes
+    errors: AtomicU64,   // socket errors (receive or send)
+}
+
+struct Opts {
+    port: u16,
+    threads: usize,
+}
+
+const USAGE: &str = "usage: tokio-synth [--port P] [--threads N]\n  \
+    --port P     UDP port (default 7000; 0 picks a free one, printed on the READY line)\n  \
+    --threads N  1: current_thread runtime (default); N > 1: multi-thread runtime, N workers";
+
+fn parse_args() -> Result<Option<Opts>, String> {
+    let mut o = Opts {
+        port: 7000,
+        threads: 1,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) => (n.to_string(), Some(v.to_string())),
+            None => (a.clone(), None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match name.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "--port" | "-port" => {
+                let v = value("--port")?;
+                o.port = v
+                    .parse()
+                    .map_err(|_| format!("--port: not a port number: {v:?}"))?;
+            }
+            "--threads" | "-threads" => {
+                let v = value("--threads")?;
+                o.threads = match v.parse::<usize>() {
+                    Ok(n) if n >= 1 => n,
+                    _ => return Err(format!("--threads: not a positive integer: {v:?}")),
+                };
+            }
+            _ => return Err(format!("unknown argument {a:?}")),
+        }
+    }
+    Ok(Some(o))
+}
+
+async fn serve(
+    sock: Arc<UdpSocket>,
+    st: Arc<Stats>,
+    hdr: [u8; proto::HEADER_LEN],
+    n: usize,
+    from: SocketAddr,
+) {
+    let req = proto::Request::decode(&hdr);
+    let rep = proto::handle(&req, n); // SPIN computes right here, inside the task
+    match sock.send_to(&rep.encode(), from).await {
+        Ok(_) => st.replies.fetch_add(1, Relaxed),
+        Err(_) => st.errors.fetch_add(1, Relaxed),
+    };
+}
+
+/// Receives datagrams, drops the malformed ones and spawns one task per request.
+async fn receiver(sock: Arc<UdpSocket>, st: Arc<Stats>) {
+    let mut buf = vec![0u8; proto::MAX_DGRAM + 1]; // a datagram that fills it is over the limit
+    loop {
+        let (n, from) = match sock.recv_from(&mut buf).await {
+            Ok(r) => r,
+            Err(_) => {
+                st.errors.fetch_add(1, Relaxed);
+                continue;
+            }
+        };
+        if proto::malformed(&buf[..n]) {
+            st.dropped.fetch_add(1, Relaxed);
+            continue;
+        }
+        st.requests.fetch_add(1, Relaxed);
+        let mut hdr = [0u8; proto::HEADER_LEN]; // the synthetic server needs only the header
+        hdr.copy_from_slice(&buf[..proto::HEADER_LEN]);
+        tokio::spawn(serve(sock.clone(), st.clone(), hdr, n, from));
+    }
+}
+
+async fn run(o: Opts) -> Result<(), String> {
+    let sock = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, o.port))
+        .await
+        .map_err(|e| format!("bind udp {}: {e}", o.port))?;
+    let port = sock.local_addr().map_err(|e| e.to_string())?.port();
+    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+    let st = Arc::new(Stats::default());
+    tokio::spawn(receiver(Arc::new(sock), st.clone()));
+
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "READY tokio-synth udp={port}");
+    let _ = out.flush();
+    drop(out);
+
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    eprintln!(
+        "tokio-synth: requests={} replies={} dropped={} errors={}",
+        st.requests.load(Relaxed),
+        st.replies.load(Relaxed),
+        st.dropped.load(Relaxed),
+        st.errors.load(Relaxed)
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let o = match parse_args() {
+        Ok(Some(o)) => o,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("tokio-synth: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let rate = spin::calibrate();
+    let mut b = if o.threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(o.threads);
+        b
+    };
+    let rt = match b.enable_io().enable_time().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tokio-synth: runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    eprintln!(
+        "tokio-synth: spin calibrated: {:.1} iterations/us; runtime={} threads={}",
+        rate * 1000.0,
+        if o.threads == 1 {
+            "current_thread"
+        } else {
+            "multi_thread"
+        },
+        o.threads
+    );
+    let r = rt.block_on(run(o));
+    match r {
+        Ok(()) => {
+            // Handlers may still be computing (Tokio cannot interrupt them): leave without
+            // waiting for the runtime to wind down.
+            let _ = std::io::stderr().flush();
+            std::process::exit(0);
+        }
+        Err(e) => {
+            eprintln!("tokio-synth: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

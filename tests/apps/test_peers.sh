@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# tests/apps/test_peers.sh - smoke test of the Go and Tokio peers of jiffy-synth (apps/peers/).
+# Builds them (scripts/build-peers.sh), then for each server and thread count: starts it on a
+# free port, waits for its READY line, checks PING, SPIN, the ops it does not serve, bad
+# lengths, over-limit keys and malformed datagrams with tests/apps/udp_client.py, sends SIGTERM
+# and checks it exits 0 after printing its statistics line. Prints the PING round trips.
+# ~5 s once built (a first, cold Cargo build of tokio adds ~15-60 s). Exit 0 when all passed.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+client=$root/tests/apps/udp_client.py
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+	[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "test_peers: FAIL: $*" >&2
+	for f in "$tmp"/out "$tmp"/err; do [[ -s $f ]] && sed "s|^|  ${f##*/}: |" "$f" >&2; done
+	exit 1
+}
+
+# The interpreter itself, not a version-manager shim (a pyenv shim costs ~0.3 s per call).
+py=$(python3 -c 'import sys; print(sys.executable)') || fail "python3 not found"
+
+mapfile -t bins < <("$root/scripts/build-peers.sh") || fail "scripts/build-peers.sh failed"
+((${#bins[@]} == 2)) || fail "scripts/build-peers.sh printed ${#bins[@]} paths, expected 2"
+go_bin=${bins[0]}
+tokio_bin=${bins[1]}
+
+free_port() {
+	"$py" -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Bad flags: a clear message and a non-zero exit.
+for bin in "$go_bin" "$tokio_bin"; do
+	for bad in "--no-such-flag" "--threads 0" "--port notaport"; do
+		# shellcheck disable=SC2086
+		if "$bin" $bad >"$tmp/out" 2>"$tmp/err"; then
+			fail "${bin##*/} $bad exited 0"
+		fi
+		[[ -s $tmp/err ]] || fail "${bin##*/} $bad printed no error"
+	done
+done
+
+check_server() { # check_server <name> <binary> <args...>
+	local name=$1 bin=$2
+	shift 2
+	local port
+	port=$(free_port)
+	: >"$tmp/out"
+	: >"$tmp/err"
+	"$bin" --port "$port" "$@" >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^READY' "$tmp/out" && break
+		kill -0 "$pid" 2>/dev/null || fail "$name $* exited before READY"
+		sleep 0.1
+	done
+	grep -qx "READY $name udp=$port" "$tmp/out" ||
+		fail "$name $*: no 'READY $name udp=$port' line within 10 s"
+
+	local c=("$py" "$client" --port "$port")
+	echo "--- $name $*"
+	"${c[@]}" --op ping --count 200 || fail "$name: PING"
+	"${c[@]}" --op spin --arg 1000 --count 10 --klass 1 --quiet || fail "$name: SPIN 1 us"
+	"${c[@]}" --op spin --arg 200000 --count 5 --klass 2 --quiet || fail "$name: SPIN 200 us"
+	"${c[@]}" --op spin --arg 0 --quiet || fail "$name: SPIN 0"
+	"${c[@]}" --op spin --arg 20000000000 --expect-status bad_request --quiet ||
+		fail "$name: SPIN over the 10 s cap"
+	for op in get put del scan; do
+		"${c[@]}" --op "$op" --arg 5 --value-size 10 --expect-status unsupported --quiet ||
+			fail "$name: $op must be UNSUPPORTED"
+	done
+	"${c[@]}" --op ping --bad-lengths --expect-status bad_request --quiet || fail "$name: bad lengths"
+	"${c[@]}" --op get --key-size 300 --expect-status too_large --quiet || fail "$name: 300-byte key"
+	"${c[@]}" --garbage --quiet || fail "$name: malformed datagrams"
+
+	kill -TERM "$pid"
+	local rc=0
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && fail "$name $*: still running 5 s after SIGTERM"
+	wait "$pid" || rc=$?
+	pid=
+	((rc == 0)) || fail "$name $*: exit status $rc after SIGTERM"
+	local stats
+	stats=$(grep -E "^$name: requests=[0-9]+ replies=[0-9]+ dropped=[0-9]+ errors=[0-9]+$" "$tmp/err") ||
+		fail "$name $*: no statistics line on stderr"
+	# 200 + 10 + 5 + 1 + 1 + 4 + 1 + 1 + 1 (the PING after the garbage) requests; 8 garbage.
+	[[ $stats == "$name: requests=224 replies=224 dropped=8 errors=0" ]] ||
+		fail "$name $*: unexpected statistics: $stats"
+	echo "$stats"
+}
+
+check_server go-synth "$go_bin" --threads 1
+check_server go-synth "$go_bin" --threads 2 --readers 2
+check_server tokio-synth "$tokio_bin" --threads 1
+check_server tokio-synth "$tokio_bin" --threads 2
+echo "test_peers: PASS"
