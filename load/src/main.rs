@@ -194,7 +194,8 @@ fn main() -> ExitCode {
 }
 
 fn real_main(cli: Cli) -> Result<ExitCode, String> {
-    // ---- validate the configuration
+    // ---- validate the configuration (the workload first: its errors are the likeliest)
+    let (wl, dist_str) = workload(&cli)?;
     if !(cli.rate.is_finite() && cli.rate > 0.0) {
         return Err(format!("--rate {}: must be > 0", cli.rate));
     }
@@ -204,7 +205,6 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
     if !(cli.warmup.is_finite() && cli.warmup >= 0.0 && cli.warmup < cli.duration) {
         return Err(format!("--warmup {}: must be in [0, --duration)", cli.warmup));
     }
-    let (wl, dist_str) = workload(&cli)?;
     let class_names = wl.class_names();
     let mean_svc = match &wl {
         Workload::Spin(d) => Some(d.mean_ns()),
@@ -303,6 +303,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
     let valid = reasons.is_empty();
 
     // ---- reports
+    let cpu_s = net::cpu_time_s();
     let cls_json = |c: &ClassStats| -> Value {
         let s = summarize(c);
         let mut m = json!({
@@ -357,6 +358,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                         "duplicate": bad.duplicate, "mismatched": bad.mismatched},
         "lag_us": {"p50": r2(lag50), "p99": r2(lag99), "p999": r2(lag999), "max": r2(lagmax)},
         "run_s": r2(res.end_ns as f64 / 1e9),
+        "cpu_s": r2(cpu_s),
         "overall": cls_json(&overall),
         "classes": classes,
     });
@@ -374,7 +376,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             .map_err(|e| format!("--csv {path}: {e}"))?;
         let mut rows = String::new();
         if new {
-            rows.push_str("label,server,workload,dist,class,offered_rps,achieved_rps,count,lost,errors,p50_us,p90_us,p99_us,p999_us,max_us,mean_us,slow_p50,slow_p99,slow_p999,lag_p99_us,valid,mode,rate,sent,received,lag_max_us\n");
+            rows.push_str("label,server,workload,dist,class,offered_rps,achieved_rps,count,lost,errors,p50_us,p90_us,p99_us,p999_us,max_us,mean_us,slow_p50,slow_p99,slow_p999,lag_p99_us,valid,mode,rate,sent,received,lag_max_us,run_s,cpu_s\n");
         }
         let mut row = |name: &str, c: &ClassStats| {
             let s = summarize(c);
@@ -383,11 +385,11 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 None => (String::new(), String::new(), String::new()),
             };
             rows.push_str(&format!(
-                "{},{},{},{},{},{:.1},{:.1},{},{},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{},{},{},{:.2},{},{},{},{},{},{:.2}\n",
+                "{},{},{},{},{},{:.1},{:.1},{},{},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{},{},{},{:.2},{},{},{},{},{},{:.2},{:.3},{:.3}\n",
                 csv_field(&cli.label), csv_field(&server_name), config["workload"].as_str().unwrap_or(""),
                 csv_field(&dist_str), name, c.scheduled as f64 / window_s, c.replies_in_window as f64 / window_s,
                 s.count, c.lost, c.errors, s.p50, s.p90, s.p99, s.p999, s.max, s.mean, a, b, d, lag99,
-                valid, mode_s, cli.rate, tx.sent, rx.replies_total, lagmax
+                valid, mode_s, cli.rate, tx.sent, rx.replies_total, lagmax, res.end_ns as f64 / 1e9, cpu_s
             ));
         };
         for (i, c) in rx.classes.iter().enumerate() {

@@ -190,3 +190,14 @@ pub fn pin(cpus: &[usize]) -> Result<(), String> {
 pub fn allowed_cpus() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
+
+/// CPU time (user + system) this process has used, in seconds.
+pub fn cpu_time_s() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        tv(ru.ru_utime) + tv(ru.ru_stime)
+    }
+}
