@@ -319,6 +319,8 @@ int resp_parse(struct resp_parser *p, char *buf, size_t len, size_t *consumed)
 			return fail(p, consumed, "invalid bulk length (%lld bytes, max %d)", v,
 				    RESP_MAX_BULK);
 		size_t n = (size_t)v;
+		if (next + n + 2 > RESP_MAX_REQUEST)
+			return fail(p, consumed, "request too big (max %d bytes)", RESP_MAX_REQUEST);
 		if (len - next < n + 2)
 			return RESP_NEED_MORE;
 		if (buf[next + n] != '\r' || buf[next + n + 1] != '\n')

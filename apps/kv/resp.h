@@ -9,7 +9,8 @@
  *
  * Limits (a client over one gets "-ERR Protocol error: ..." and the connection is closed, as
  * Redis does): RESP_MAX_ARGS arguments, RESP_MAX_BULK bytes per argument, RESP_MAX_INLINE bytes
- * per inline command line. Keys stored with SET are at most RESP_MAX_KEY bytes.
+ * per inline command line, RESP_MAX_REQUEST bytes per command (so a connection never buffers more
+ * than that). Keys stored with SET are at most RESP_MAX_KEY bytes.
  */
 #ifndef JIFFY_APPS_RESP_H
 #define JIFFY_APPS_RESP_H
@@ -22,6 +23,7 @@
 #define RESP_MAX_ARGS 1024
 #define RESP_MAX_BULK (512 * 1024)
 #define RESP_MAX_INLINE (64 * 1024)
+#define RESP_MAX_REQUEST (4 * 1024 * 1024) /* one whole multibulk command (the query buffer) */
 #define RESP_MAX_KEY 1024
 #define RESP_SCAN_MAX_COUNT 10000 /* COUNT is a hint: larger values are capped */
 #define RESP_CURSORS 4096          /* live SCAN cursors remembered (see resp_exec SCAN) */
