@@ -131,7 +131,7 @@ static int number_line(const char *buf, size_t len, size_t start, long long *v, 
 		s++;
 		n--;
 	}
-	if (n == 0)
+	if (n == 0 || n > 18)
 		return -1;
 	long long x = 0;
 	for (size_t k = 0; k < n; k++)
@@ -354,7 +354,7 @@ void resp_out_free(struct resp_out *o)
 
 void resp_add_raw(struct resp_out *o, const void *p, size_t n)
 {
-	if (o->oom)
+	if (o->oom || n == 0)
 		return;
 	if (o->cap - o->len < n) {
 		size_t cap = o->cap ? o->cap : 4096;

@@ -176,8 +176,10 @@ echo "  garbage on the TCP port: '$reply', still serving"
 # UDP front end
 python3 "$UDPCHECK" "$UDP_PORT" "$KEYS" 64 | sed 's/^/  /' || fail "UDP checks"
 expect "PING after UDP checks" PONG "$(rcli PING)"
+scratch=$(sed -n 's/^kvstore: \(.*\): [0-9]* keys.*/\1/p' "$work/server.err")
+[[ -n $scratch && -d $scratch ]] || fail "no scratch database directory reported ($scratch)"
 stop jiffy-kv
-ls /dev/shm 2>/dev/null | grep -q "^jiffy-kv-$!-" && fail "the scratch database was not removed"
+[[ ! -e $scratch ]] || fail "the scratch database $scratch was not removed"
 
 # ---- jiffy-kv, a user database: nothing stored is lost across a restart ----
 DB=$work/userdb
