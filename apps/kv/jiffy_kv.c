@@ -66,6 +66,7 @@ static struct {
 	struct resp_stats resp;
 	struct resp_env env;
 	int exit_code;
+	int signo; /* the signal that stopped us */
 } S = {.port = 7100, .resp_port = 6380, .keys = 100000, .value_size = 64, .receivers = 1,
        .spawn = 1, .udp_fd = -1, .tcp_fd = -1, .sig_fd = -1};
 
@@ -464,14 +465,15 @@ static void *app_main(void *arg)
 			signo = (int)si.ssi_signo;
 	}
 	atomic_store(&S.stopping, 1);
+	S.signo = signo;
 	S.exit_code = 0;
 wait:
 	jf_waitgroup_wait(&S.wg); /* receivers, handlers, acceptor, connections */
 	fprintf(stderr,
-		"%s: stopped%s; udp requests=%llu replies=%llu dropped=%llu errors=%llu "
+		"%s: stopped by %s; udp requests=%llu replies=%llu dropped=%llu errors=%llu "
 		"(get=%llu scan=%llu put=%llu del=%llu ping=%llu spawn_failures=%llu); "
 		"resp connections=%llu requests=%llu replies=%llu dropped=%llu errors=%llu\n",
-		prog, S.exit_code == 0 ? "" : " on an error",
+		prog, S.signo == SIGINT ? "SIGINT" : S.signo == SIGTERM ? "SIGTERM" : "an error",
 		(unsigned long long)S.udp.requests, (unsigned long long)S.udp.replies,
 		(unsigned long long)S.udp.dropped, (unsigned long long)S.udp.errors,
 		(unsigned long long)S.udp.ops[JP_GET], (unsigned long long)S.udp.ops[JP_SCAN],
