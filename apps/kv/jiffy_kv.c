@@ -1,0 +1,577 @@
+/*
+ * apps/kv/jiffy_kv.c - jiffy-kv: a RocksDB server on Jiffy with two front ends, the UDP request
+ * protocol of docs/protocol.md (for the load generator) and RESP2 (redis-cli, redis-benchmark).
+ *
+ * Owns: the server's uthread structure, flags, start-up and shutdown. Everything runs inside
+ * jf_run()'s main uthread and the uthreads it spawns:
+ *   - UDP: --receivers uthreads loop on jf_recvfrom() on one socket. With --udp-mode spawn (the
+ *     default) each datagram is copied and handed to a new detached uthread that runs it and
+ *     jf_sendto()s the reply, so a long SCAN never delays the next receive and the policy sees
+ *     one uthread per request (what preemption acts on). With --udp-mode inline the receivers
+ *     run requests themselves (a fixed pool of --receivers uthreads; no spawn per request).
+ *   - RESP: an accept loop; one uthread per connection reads with jf_read(), parses every
+ *     complete command in its buffer (pipelining), and writes all their replies with one jf_write().
+ *   - Signals: SIGINT/SIGTERM are blocked in every thread and read from a signalfd registered with
+ *     the netpoller; the main uthread waits on it, then sets `stopping`. Loops wake at least every
+ *     100 ms (netpoller timeouts) to notice it, finish, and the main uthread waits for every
+ *     uthread (a waitgroup), closes the sockets and RocksDB, prints one statistics line on stderr
+ *     and returns 0.
+ * Every RocksDB call runs with preemption disabled (kvstore hooks; see kvstore.h for why); a SCAN
+ * re-enables it between keys and calls jf_safepoint() there, so long SCANs are preemptible at key
+ * boundaries under every mechanism. The runtime's configuration comes from JIFFY_* variables.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jiffy/jiffy.h>
+#include <jiffy/net.h>
+
+#include "kvflags.h"
+#include "kvproto.h"
+#include "kvstore.h"
+#include "resp.h"
+
+#define POLL_NS (100 * 1000 * 1000ll) /* how often blocked loops look at `stopping` */
+#define CONN_BUF_MIN (16 * 1024)
+#define CONN_BUF_MAX (RESP_MAX_REQUEST + 64 * 1024)
+#define OUT_FLUSH (64 * 1024) /* write pipelined replies once this many bytes are pending */
+
+static const char *prog = "jiffy-kv";
+
+static struct {
+	/* flags */
+	unsigned long port, resp_port, keys, value_size, receivers;
+	const char *db;
+	int spawn; /* --udp-mode spawn (1) or inline (0) */
+	/* runtime */
+	struct kvstore *kv;
+	int udp_fd, tcp_fd, sig_fd;
+	unsigned udp_port_bound, resp_port_bound;
+	atomic_int stopping;
+	jf_waitgroup_t wg; /* every uthread but main */
+	struct kvproto_stats udp;
+	_Atomic uint64_t spawn_failures;
+	struct resp_stats resp;
+	struct resp_env env;
+	int exit_code;
+	int signo; /* the signal that stopped us */
+} S = {.port = 7100, .resp_port = 6380, .keys = 100000, .value_size = 64, .receivers = 1,
+       .spawn = 1, .udp_fd = -1, .tcp_fd = -1, .sig_fd = -1};
+
+static void kv_enter(void)
+{
+	jf_preempt_disable();
+}
+
+static void kv_leave(void)
+{
+	jf_preempt_enable();
+}
+
+static void kv_check(void)
+{
+	jf_safepoint();
+}
+
+static int stopping(void)
+{
+	return atomic_load_explicit(&S.stopping, memory_order_relaxed);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int transient(int e)
+{
+	return e == ETIMEDOUT || e == EAGAIN || e == EWOULDBLOCK || e == EINTR;
+}
+
+/* ---- UDP ---------------------------------------------------------------------------------- */
+
+struct udp_req {
+	struct sockaddr_storage src;
+	socklen_t slen;
+	size_t len;
+	char data[];
+};
+
+static void udp_reply(const char *req, size_t len, const struct sockaddr *src, socklen_t slen)
+{
+	char reply[KVPROTO_REPLY_MAX];
+	size_t rl = kvproto_handle(S.kv, req, len, reply, &S.udp);
+	if (rl == 0)
+		return;
+	if (jf_sendto(S.udp_fd, reply, rl, 0, src, slen, POLL_NS * 10) == (ssize_t)rl)
+		kvproto_count(&S.udp.replies);
+	else
+		kvproto_count(&S.udp.errors);
+}
+
+static void *udp_handler(void *arg)
+{
+	struct udp_req *r = arg;
+	udp_reply(r->data, r->len, (struct sockaddr *)&r->src, r->slen);
+	free(r);
+	jf_waitgroup_done(&S.wg);
+	return NULL;
+}
+
+static void *udp_receiver(void *arg)
+{
+	char *buf = malloc(KVPROTO_RECV_BUF);
+	struct jf_attr attr;
+	(void)arg;
+	jf_attr_init(&attr);
+	attr.detached = 1;
+	attr.name = "udp-req";
+	while (buf && !stopping()) {
+		struct sockaddr_storage src;
+		socklen_t slen = sizeof(src);
+		ssize_t n = jf_recvfrom(S.udp_fd, buf, KVPROTO_RECV_BUF, 0, (struct sockaddr *)&src,
+					&slen, POLL_NS);
+		if (n < 0) {
+			if (transient(errno))
+				continue;
+			if (errno == EBADF)
+				break;
+			kvproto_count(&S.udp.errors);
+			continue;
+		}
+		if (!S.spawn) {
+			udp_reply(buf, (size_t)n, (struct sockaddr *)&src, slen);
+			continue;
+		}
+		struct udp_req *r = malloc(sizeof(*r) + (size_t)n);
+		if (!r) {
+			kvproto_count(&S.udp.requests);
+			kvproto_count(&S.udp.dropped);
+			continue;
+		}
+		memcpy(&r->src, &src, slen);
+		r->slen = slen;
+		r->len = (size_t)n;
+		memcpy(r->data, buf, (size_t)n);
+		jf_waitgroup_add(&S.wg, 1);
+		if (jf_spawn(NULL, &attr, udp_handler, r) != 0) {
+			/* out of memory for a uthread: serve it here rather than drop it */
+			kvproto_count(&S.spawn_failures);
+			udp_handler(r);
+		}
+	}
+	free(buf);
+	jf_waitgroup_done(&S.wg);
+	return NULL;
+}
+
+/* ---- RESP --------------------------------------------------------------------------------- */
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = jf_write(fd, p, n, POLL_NS);
+		if (w > 0) {
+			p += w;
+			n -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && transient(errno) && !stopping())
+			continue;
+		return -1;
+	}
+	return 0;
+}
+
+static void *resp_conn(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	struct resp_parser p;
+	struct resp_out o;
+	size_t cap = CONN_BUF_MIN, have = 0;
+	char *buf = malloc(cap);
+	int close_after = 0;
+
+	atomic_fetch_add(&S.resp.connections, 1);
+	atomic_fetch_add(&S.resp.connected, 1);
+	resp_out_init(&o);
+	if (!buf || resp_parser_init(&p) != 0) {
+		free(buf);
+		buf = NULL;
+		p.argv = NULL;
+		p.argl = NULL;
+		p.off = NULL;
+		close_after = 1;
+	}
+	while (!close_after && !stopping()) {
+		if (have == cap) {
+			size_t ncap = cap * 2 > CONN_BUF_MAX ? CONN_BUF_MAX : cap * 2;
+			char *nb = ncap > cap ? realloc(buf, ncap) : NULL;
+			if (!nb)
+				break; /* cannot happen within the parser's limits; be safe */
+			buf = nb;
+			cap = ncap;
+		}
+		ssize_t n = jf_read(fd, buf + have, cap - have, POLL_NS);
+		if (n < 0 && transient(errno))
+			continue;
+		if (n <= 0)
+			break; /* EOF or error */
+		have += (size_t)n;
+		size_t off = 0;
+		o.len = 0;
+		while (off < have) {
+			size_t used;
+			int rc = resp_parse(&p, buf + off, have - off, &used);
+			if (rc == RESP_NEED_MORE)
+				break;
+			if (rc == RESP_ERROR) {
+				resp_add_error(&o, "ERR %s", p.err);
+				atomic_fetch_add(&S.resp.errors, 1);
+				atomic_fetch_add(&S.resp.replies, 1);
+				atomic_fetch_add(&S.resp.dropped, 1);
+				close_after = 1;
+				break;
+			}
+			if (resp_exec(&S.env, &p, &o) == RESP_CLOSE)
+				close_after = 1;
+			off += used;
+			if (close_after)
+				break;
+			if (o.len >= OUT_FLUSH) {
+				if (o.oom || write_all(fd, o.buf, o.len) != 0) {
+					close_after = 2;
+					break;
+				}
+				o.len = 0;
+			}
+		}
+		if (o.oom)
+			break;
+		if (close_after != 2 && o.len && write_all(fd, o.buf, o.len) != 0)
+			break;
+		memmove(buf, buf + off, have - off);
+		have -= off;
+		if (cap > CONN_BUF_MIN && have < CONN_BUF_MIN / 2) { /* give big buffers back */
+			char *nb = realloc(buf, CONN_BUF_MIN);
+			if (nb) {
+				buf = nb;
+				cap = CONN_BUF_MIN;
+			}
+		}
+		if (o.cap > 4 * OUT_FLUSH) {
+			resp_out_free(&o);
+			resp_out_init(&o);
+		}
+	}
+	jf_close(fd);
+	resp_out_free(&o);
+	resp_parser_free(&p);
+	free(buf);
+	atomic_fetch_sub(&S.resp.connected, 1);
+	jf_waitgroup_done(&S.wg);
+	return NULL;
+}
+
+static void *resp_acceptor(void *arg)
+{
+	struct jf_attr attr;
+	(void)arg;
+	jf_attr_init(&attr);
+	attr.detached = 1;
+	attr.name = "resp-conn";
+	while (!stopping()) {
+		int fd = jf_accept(S.tcp_fd, NULL, NULL, POLL_NS);
+		if (fd < 0) {
+			if (transient(errno) || errno == ECONNABORTED)
+				continue;
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				jf_sleep_ns(10 * 1000 * 1000); /* let connections close */
+				continue;
+			}
+			fprintf(stderr, "%s: accept: %s\n", prog, strerror(errno));
+			break;
+		}
+		int one = 1;
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		jf_waitgroup_add(&S.wg, 1);
+		if (jf_spawn(NULL, &attr, resp_conn, (void *)(intptr_t)fd) != 0) {
+			jf_close(fd);
+			atomic_fetch_add(&S.resp.dropped, 1);
+			jf_waitgroup_done(&S.wg);
+		}
+	}
+	jf_waitgroup_done(&S.wg);
+	return NULL;
+}
+
+/* INFO's extra section: the runtime and the UDP front end. */
+static void info_extra(void *ctx, struct resp_out *o)
+{
+	char line[256];
+	(void)ctx;
+	int n = snprintf(line, sizeof(line),
+			 "\r\n# Jiffy\r\nworkers:%d\r\npreempt_mechanism:%s\r\nudp_port:%u\r\n"
+			 "udp_mode:%s\r\nudp_receivers:%lu\r\n",
+			 jf_nworkers(), jf_preempt_mechanism(), S.udp_port_bound,
+			 S.spawn ? "spawn" : "inline", S.receivers);
+	resp_add_raw(o, line, (size_t)n);
+	n = snprintf(line, sizeof(line),
+		     "udp_requests:%llu\r\nudp_replies:%llu\r\nudp_dropped:%llu\r\nudp_errors:%llu\r\n",
+		     (unsigned long long)atomic_load(&S.udp.requests),
+		     (unsigned long long)atomic_load(&S.udp.replies),
+		     (unsigned long long)atomic_load(&S.udp.dropped),
+		     (unsigned long long)atomic_load(&S.udp.errors));
+	resp_add_raw(o, line, (size_t)n);
+}
+
+/* ---- start-up and shutdown ---------------------------------------------------------------- */
+
+static int open_socket(int type, unsigned long port, unsigned *bound)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_ANY)};
+	socklen_t alen = sizeof(a);
+	int one = 1, rcvbuf = 4 << 20;
+	int fd = jf_socket(AF_INET, type, 0);
+	if (fd < 0)
+		return -1;
+	if (type == SOCK_STREAM)
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	else
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)); /* best effort */
+	if (jf_bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    (type == SOCK_STREAM && jf_listen(fd, 511) != 0) ||
+	    getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
+		int e = errno;
+		jf_close(fd);
+		errno = e;
+		return -1;
+	}
+	*bound = ntohs(a.sin_port);
+	return fd;
+}
+
+static void *app_main(void *arg)
+{
+	sigset_t *sigs = arg;
+	char *err = NULL;
+	struct kvstore_opts o;
+	struct jf_attr attr;
+	uint64_t start = mono_ns();
+
+	S.exit_code = 1;
+	kvstore_opts_default(&o);
+	o.path = S.db;
+	o.keys = (uint32_t)S.keys;
+	o.value_size = (uint32_t)S.value_size;
+	o.hooks.enter = kv_enter;
+	o.hooks.leave = kv_leave;
+	o.hooks.check = kv_check;
+	jf_preempt_disable(); /* RocksDB start-up must not be split by a preemption either */
+	S.kv = kvstore_open(&o, &err);
+	jf_preempt_enable();
+	if (!S.kv) {
+		fprintf(stderr, "%s: cannot open the database: %s\n", prog, err ? err : "?");
+		free(err);
+		return NULL;
+	}
+
+	S.sig_fd = signalfd(-1, sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (S.sig_fd < 0 || jf_fd_register(S.sig_fd) != 0) {
+		fprintf(stderr, "%s: signalfd: %s\n", prog, strerror(errno));
+		goto out;
+	}
+	S.udp_fd = open_socket(SOCK_DGRAM, S.port, &S.udp_port_bound);
+	if (S.udp_fd < 0) {
+		fprintf(stderr, "%s: UDP port %lu (--port): %s\n", prog, S.port, strerror(errno));
+		goto out;
+	}
+	if (S.resp_port) {
+		S.tcp_fd = open_socket(SOCK_STREAM, S.resp_port, &S.resp_port_bound);
+		if (S.tcp_fd < 0) {
+			fprintf(stderr, "%s: TCP port %lu (--resp-port): %s\n", prog, S.resp_port,
+				strerror(errno));
+			goto out;
+		}
+	}
+
+	S.env.kv = S.kv;
+	S.env.server = prog;
+	S.env.tcp_port = (int)S.resp_port_bound;
+	S.env.start_ns = start;
+	S.env.stats = &S.resp;
+	S.env.cursors = resp_cursors_create();
+	S.env.enter = kv_enter;
+	S.env.leave = kv_leave;
+	S.env.info = info_extra;
+	if (!S.env.cursors) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		goto out;
+	}
+
+	jf_attr_init(&attr);
+	attr.detached = 1;
+	attr.name = "udp-recv";
+	for (unsigned long i = 0; i < S.receivers; i++) {
+		jf_waitgroup_add(&S.wg, 1);
+		if (jf_spawn(NULL, &attr, udp_receiver, NULL) != 0) {
+			jf_waitgroup_done(&S.wg);
+			fprintf(stderr, "%s: cannot start the UDP receivers\n", prog);
+			atomic_store(&S.stopping, 1);
+			goto wait;
+		}
+	}
+	if (S.tcp_fd >= 0) {
+		attr.name = "resp-accept";
+		jf_waitgroup_add(&S.wg, 1);
+		if (jf_spawn(NULL, &attr, resp_acceptor, NULL) != 0) {
+			jf_waitgroup_done(&S.wg);
+			fprintf(stderr, "%s: cannot start the RESP acceptor\n", prog);
+			atomic_store(&S.stopping, 1);
+			goto wait;
+		}
+	}
+
+	if (S.tcp_fd >= 0)
+		printf("READY jiffy-kv udp=%u resp=%u\n", S.udp_port_bound, S.resp_port_bound);
+	else
+		printf("READY jiffy-kv udp=%u resp=0\n", S.udp_port_bound);
+	fflush(stdout);
+
+	int signo = 0;
+	while (!signo) {
+		struct signalfd_siginfo si;
+		int r = jf_fd_wait(S.sig_fd, POLLIN, JF_NO_TIMEOUT);
+		if (r < 0 && !transient(errno)) {
+			fprintf(stderr, "%s: waiting for signals: %s\n", prog, strerror(errno));
+			break;
+		}
+		while (read(S.sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			signo = (int)si.ssi_signo;
+	}
+	atomic_store(&S.stopping, 1);
+	S.signo = signo;
+	S.exit_code = 0;
+wait:
+	jf_waitgroup_wait(&S.wg); /* receivers, handlers, acceptor, connections */
+	fprintf(stderr,
+		"%s: stopped by %s; udp requests=%llu replies=%llu dropped=%llu errors=%llu "
+		"(get=%llu scan=%llu put=%llu del=%llu ping=%llu spawn_failures=%llu); "
+		"resp connections=%llu requests=%llu replies=%llu dropped=%llu errors=%llu\n",
+		prog, S.signo == SIGINT ? "SIGINT" : S.signo == SIGTERM ? "SIGTERM" : "an error",
+		(unsigned long long)S.udp.requests, (unsigned long long)S.udp.replies,
+		(unsigned long long)S.udp.dropped, (unsigned long long)S.udp.errors,
+		(unsigned long long)S.udp.ops[JP_GET], (unsigned long long)S.udp.ops[JP_SCAN],
+		(unsigned long long)S.udp.ops[JP_PUT], (unsigned long long)S.udp.ops[JP_DEL],
+		(unsigned long long)S.udp.ops[JP_PING], (unsigned long long)S.spawn_failures,
+		(unsigned long long)S.resp.connections, (unsigned long long)S.resp.requests,
+		(unsigned long long)S.resp.replies, (unsigned long long)S.resp.dropped,
+		(unsigned long long)S.resp.errors);
+out:
+	if (S.tcp_fd >= 0)
+		jf_close(S.tcp_fd);
+	if (S.udp_fd >= 0)
+		jf_close(S.udp_fd);
+	if (S.sig_fd >= 0)
+		jf_close(S.sig_fd);
+	resp_cursors_destroy(S.env.cursors);
+	jf_preempt_disable();
+	kvstore_close(S.kv); /* data stored in a --db directory persists */
+	jf_preempt_enable();
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s [--port P] [--resp-port P] [--keys N] [--value-size B] [--db PATH]\n"
+		"          [--receivers N] [--udp-mode spawn|inline]\n"
+		"  --port P          UDP port of the request protocol (default 7100; 0: any free port)\n"
+		"  --resp-port P     TCP port of the Redis protocol (default 6380; 0: disabled)\n"
+		"  --keys N          preload key%%012u for i < N (default 100000)\n"
+		"  --value-size B    bytes per preloaded value (default 64, max %u)\n"
+		"  --db PATH         RocksDB directory, kept (default: a scratch directory in\n"
+		"                    /dev/shm, removed at exit)\n"
+		"  --receivers N     uthreads receiving UDP datagrams (default 1)\n"
+		"  --udp-mode M      spawn: one uthread per request (default); inline: the\n"
+		"                    receivers serve requests themselves\n"
+		"The runtime is configured with JIFFY_* variables (JIFFY_WORKERS, JIFFY_POLICY,\n"
+		"JIFFY_PREEMPT, JIFFY_QUANTUM_US, ...; see include/jiffy/config.h).\n",
+		prog, JP_MAX_VALUE);
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int bad = 0;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--port") == 0) {
+			bad = kvflag_uint(prog, a, v, 0, 65535, &S.port);
+		} else if (strcmp(a, "--resp-port") == 0) {
+			bad = kvflag_uint(prog, a, v, 0, 65535, &S.resp_port);
+		} else if (strcmp(a, "--keys") == 0) {
+			bad = kvflag_uint(prog, a, v, 0, 100000000, &S.keys);
+		} else if (strcmp(a, "--value-size") == 0) {
+			bad = kvflag_uint(prog, a, v, 1, JP_MAX_VALUE, &S.value_size);
+		} else if (strcmp(a, "--receivers") == 0) {
+			bad = kvflag_uint(prog, a, v, 1, 64, &S.receivers);
+		} else if (strcmp(a, "--udp-mode") == 0) {
+			if (v && strcmp(v, "spawn") == 0) {
+				S.spawn = 1;
+			} else if (v && strcmp(v, "inline") == 0) {
+				S.spawn = 0;
+			} else {
+				fprintf(stderr, "%s: invalid value '%s' for --udp-mode (spawn or inline)\n",
+					prog, v ? v : "");
+				return 2;
+			}
+		} else if (strcmp(a, "--db") == 0) {
+			if (!v || !*v) {
+				fprintf(stderr, "%s: --db needs a path\n", prog);
+				return 2;
+			}
+			S.db = v;
+		} else {
+			fprintf(stderr, "%s: unknown flag '%s'\n", prog, a);
+			usage(stderr);
+			return 2;
+		}
+		if (bad)
+			return 2;
+		i++;
+	}
+
+	/* Blocked before any thread exists: workers and RocksDB's threads inherit the mask, so the
+	 * signals stay pending for the signalfd. SIGPIPE: a client closing mid-reply is an EPIPE. */
+	static sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	int rc = jf_run(NULL, app_main, &sigs, NULL); /* NULL: defaults + JIFFY_* environment */
+	if (rc != 0) {
+		fprintf(stderr, "%s: jf_run failed: %s\n", prog, strerror(-rc));
+		return rc == -EINVAL ? 2 : 1;
+	}
+	return S.exit_code;
+}

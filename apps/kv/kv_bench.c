@@ -1,0 +1,145 @@
+/*
+ * apps/kv/kv_bench.c - kv-bench: what a GET and a SCAN of n keys cost inside the server, i.e. the
+ * service times jiffy-kv's GET/SCAN experiments see, measured in-process on the same store
+ * (kvstore.c, same options and preload) without any network or scheduler in the way.
+ *
+ * Owns: nothing but this measurement. Usage:
+ *   kv-bench [--keys N] [--value-size B] [--iters N] [--scan n[,n...]] [--db PATH]
+ * Prints, per operation, the mean, median and 99th percentile over --iters calls (uniformly
+ * random keys; SCANs start at a random key at least n keys before the end).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kvflags.h"
+#include "kvstore.h"
+#include "../common/proto.h"
+
+static const char *prog = "kv-bench";
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return n ? (uint32_t)(rng % n) : 0;
+}
+
+static void report(const char *what, uint64_t *t, unsigned n)
+{
+	double sum = 0;
+	qsort(t, n, sizeof(*t), cmp_u64);
+	for (unsigned i = 0; i < n; i++)
+		sum += (double)t[i];
+	printf("%-12s mean %9.2f us  p50 %9.2f us  p99 %9.2f us  (%u calls)\n", what,
+	       sum / n / 1000.0, t[n / 2] / 1000.0, t[(size_t)n * 99 / 100] / 1000.0, n);
+}
+
+static void sink_value(void *ctx, const char *val, size_t vlen)
+{
+	*(size_t *)ctx += vlen + (vlen ? (unsigned char)val[0] : 0);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long keys = 100000, vsize = 64, iters = 5000;
+	const char *scans = "10,100,1000,2000,5000,10000";
+	const char *db = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int bad = 0;
+		if (strcmp(a, "--keys") == 0)
+			bad = kvflag_uint(prog, a, v, 1, 100000000, &keys);
+		else if (strcmp(a, "--value-size") == 0)
+			bad = kvflag_uint(prog, a, v, 1, JP_MAX_VALUE, &vsize);
+		else if (strcmp(a, "--iters") == 0)
+			bad = kvflag_uint(prog, a, v, 1, 10000000, &iters);
+		else if (strcmp(a, "--scan") == 0 && v)
+			scans = v;
+		else if (strcmp(a, "--db") == 0 && v)
+			db = v;
+		else {
+			fprintf(stderr, "usage: %s [--keys N] [--value-size B] [--iters N] "
+					"[--scan n,n...] [--db PATH]\n", prog);
+			return 2;
+		}
+		if (bad)
+			return 2;
+		i++;
+	}
+	struct kvstore_opts o;
+	char *err = NULL;
+	kvstore_opts_default(&o);
+	o.keys = (uint32_t)keys;
+	o.value_size = (uint32_t)vsize;
+	o.path = db;
+	uint64_t t0 = now_ns();
+	struct kvstore *kv = kvstore_open(&o, &err);
+	if (!kv) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return 1;
+	}
+	printf("open+preload+compact: %.1f ms\n", (now_ns() - t0) / 1e6);
+	uint64_t *t = malloc(sizeof(*t) * iters);
+	char key[JP_KEY_LEN + 1];
+	size_t sink = 0;
+
+	for (unsigned w = 0; w < 2; w++) { /* first pass: warm-up, not reported */
+		for (unsigned i = 0; i < iters; i++) {
+			size_t kl = kvstore_key(key, rnd((uint32_t)keys));
+			uint64_t s = now_ns();
+			if (kvstore_get(kv, key, kl, sink_value, &sink, &err) != 1) {
+				fprintf(stderr, "%s: GET %s failed\n", prog, key);
+				return 1;
+			}
+			t[i] = now_ns() - s;
+		}
+	}
+	report("GET", t, (unsigned)iters);
+
+	char *list = strdup(scans);
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		unsigned long n = strtoul(tok, NULL, 10);
+		if (n == 0 || n > keys)
+			continue;
+		unsigned calls = (unsigned)(n >= 1000 ? iters / 10 : iters);
+		if (calls < 50)
+			calls = 50;
+		if (calls > iters)
+			calls = (unsigned)iters;
+		for (unsigned i = 0; i < calls; i++) {
+			size_t kl = kvstore_key(key, rnd((uint32_t)(keys - n + 1)));
+			uint64_t s = now_ns();
+			int64_t v = kvstore_scan(kv, key, kl, n, NULL, NULL, &err);
+			t[i] = now_ns() - s;
+			if (v != (int64_t)n) {
+				fprintf(stderr, "%s: SCAN %lu visited %lld\n", prog, n, (long long)v);
+				return 1;
+			}
+		}
+		char what[32];
+		snprintf(what, sizeof(what), "SCAN %lu", n);
+		report(what, t, calls);
+	}
+	free(list);
+	free(t);
+	kvstore_close(kv);
+	return sink == 42 ? 3 : 0;
+}

@@ -1,0 +1,181 @@
+/*
+ * apps/peers/kv_pthread.c - kv-pthread: jiffy-kv's UDP front end on plain pthreads, the baseline
+ * the Jiffy server is compared with (same store: apps/kv/kvstore.c; same request handling:
+ * apps/kv/kvproto.c).
+ *
+ * Owns: the thread model of the peer: --threads N kernel threads all blocking in recvfrom(2) on
+ * one shared UDP socket, each running the request it received to completion and replying. The
+ * kernel wakes one blocked thread per datagram; a long SCAN holds its thread until it is done
+ * (no preemption beyond what the kernel scheduler does between threads).
+ *
+ * Flags: --port (7100), --threads (1), --keys (100000), --value-size (64), --db PATH, --help.
+ * Prints "READY kv-pthread udp=<port>"; on SIGINT/SIGTERM prints one stats line to stderr,
+ * closes RocksDB and exits 0.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "../kv/kvflags.h"
+#include "../kv/kvproto.h"
+#include "../kv/kvstore.h"
+
+static const char *prog = "kv-pthread";
+
+static struct kvstore *store;
+static int sock = -1;
+static atomic_int stopping;
+static struct kvproto_stats stats;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s [--port P] [--threads N] [--keys N] [--value-size B] [--db PATH]\n"
+		"  --port P        UDP port (default 7100; 0: any free port)\n"
+		"  --threads N     kernel threads receiving and serving (default 1)\n"
+		"  --keys N        preload key%%012u for i < N (default 100000)\n"
+		"  --value-size B  bytes per preloaded value (default 64, max %u)\n"
+		"  --db PATH       RocksDB directory, kept (default: a scratch dir in /dev/shm,\n"
+		"                  removed at exit)\n",
+		prog, JP_MAX_VALUE);
+}
+
+static void *serve(void *arg)
+{
+	char *buf = malloc(KVPROTO_RECV_BUF);
+	char *reply = malloc(KVPROTO_REPLY_MAX);
+	(void)arg;
+	if (!buf || !reply) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(1);
+	}
+	while (!atomic_load(&stopping)) {
+		struct sockaddr_storage src;
+		socklen_t slen = sizeof(src);
+		ssize_t n = recvfrom(sock, buf, KVPROTO_RECV_BUF, 0, (struct sockaddr *)&src, &slen);
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				kvproto_count(&stats.errors);
+			continue;
+		}
+		size_t rl = kvproto_handle(store, buf, (size_t)n, reply, &stats);
+		if (rl == 0)
+			continue;
+		if (sendto(sock, reply, rl, 0, (struct sockaddr *)&src, slen) == (ssize_t)rl)
+			kvproto_count(&stats.replies);
+		else
+			kvproto_count(&stats.errors);
+	}
+	free(buf);
+	free(reply);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long port = 7100, threads = 1, keys = 100000, vsize = 64;
+	const char *db = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int bad = 0;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--port") == 0) {
+			bad = kvflag_uint(prog, a, v, 0, 65535, &port);
+		} else if (strcmp(a, "--threads") == 0) {
+			bad = kvflag_uint(prog, a, v, 1, 1024, &threads);
+		} else if (strcmp(a, "--keys") == 0) {
+			bad = kvflag_uint(prog, a, v, 0, 100000000, &keys);
+		} else if (strcmp(a, "--value-size") == 0) {
+			bad = kvflag_uint(prog, a, v, 1, JP_MAX_VALUE, &vsize);
+		} else if (strcmp(a, "--db") == 0) {
+			if (!v || !*v) {
+				fprintf(stderr, "%s: --db needs a path\n", prog);
+				return 2;
+			}
+			db = v;
+		} else {
+			fprintf(stderr, "%s: unknown flag '%s'\n", prog, a);
+			usage(stderr);
+			return 2;
+		}
+		if (bad)
+			return 2;
+		i++;
+	}
+
+	/* Every thread, RocksDB's included, inherits this mask: only sigwait() sees the signals. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	struct kvstore_opts o;
+	char *err = NULL;
+	kvstore_opts_default(&o);
+	o.path = db;
+	o.keys = (uint32_t)keys;
+	o.value_size = (uint32_t)vsize;
+	store = kvstore_open(&o, &err);
+	if (!store) {
+		fprintf(stderr, "%s: cannot open the database: %s\n", prog, err ? err : "?");
+		free(err);
+		return 1;
+	}
+
+	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				   .sin_addr.s_addr = htonl(INADDR_ANY)};
+	struct timeval tv = {.tv_sec = 0, .tv_usec = 100 * 1000}; /* to notice a stop request */
+	int rcvbuf = 4 << 20;
+	socklen_t alen = sizeof(addr);
+	if (sock < 0 || bind(sock, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
+	    setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	    getsockname(sock, (struct sockaddr *)&addr, &alen) != 0) {
+		fprintf(stderr, "%s: UDP port %lu: %s\n", prog, port, strerror(errno));
+		kvstore_close(store);
+		return 1;
+	}
+	(void)setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)); /* best effort */
+
+	pthread_t *tids = calloc(threads, sizeof(*tids));
+	for (unsigned long i = 0; i < threads; i++)
+		if (!tids || pthread_create(&tids[i], NULL, serve, NULL) != 0) {
+			fprintf(stderr, "%s: cannot start thread %lu\n", prog, i);
+			return 1;
+		}
+	printf("READY kv-pthread udp=%u\n", (unsigned)ntohs(addr.sin_port));
+	fflush(stdout);
+
+	int sig = 0;
+	sigwait(&sigs, &sig);
+	atomic_store(&stopping, 1);
+	for (unsigned long i = 0; i < threads; i++)
+		pthread_join(tids[i], NULL);
+	free(tids);
+	close(sock);
+	fprintf(stderr,
+		"kv-pthread: stopped by %s; udp requests=%llu replies=%llu dropped=%llu "
+		"errors=%llu (get=%llu scan=%llu put=%llu del=%llu ping=%llu)\n",
+		sig == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)stats.requests,
+		(unsigned long long)stats.replies, (unsigned long long)stats.dropped,
+		(unsigned long long)stats.errors, (unsigned long long)stats.ops[JP_GET],
+		(unsigned long long)stats.ops[JP_SCAN], (unsigned long long)stats.ops[JP_PUT],
+		(unsigned long long)stats.ops[JP_DEL], (unsigned long long)stats.ops[JP_PING]);
+	kvstore_close(store);
+	return 0;
+}
