@@ -38,7 +38,7 @@
 #include <jiffy/jiffy.h>
 #include <jiffy/net.h>
 
-#include "kvflags.h"
+#include "flags.h"
 #include "kvproto.h"
 #include "kvstore.h"
 #include "resp.h"
@@ -524,15 +524,15 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if (strcmp(a, "--port") == 0) {
-			bad = kvflag_uint(prog, a, v, 0, 65535, &S.port);
+			bad = jp_flag_uint(prog, a, v, 0, 65535, &S.port);
 		} else if (strcmp(a, "--resp-port") == 0) {
-			bad = kvflag_uint(prog, a, v, 0, 65535, &S.resp_port);
+			bad = jp_flag_uint(prog, a, v, 0, 65535, &S.resp_port);
 		} else if (strcmp(a, "--keys") == 0) {
-			bad = kvflag_uint(prog, a, v, 0, 100000000, &S.keys);
+			bad = jp_flag_uint(prog, a, v, 0, 100000000, &S.keys);
 		} else if (strcmp(a, "--value-size") == 0) {
-			bad = kvflag_uint(prog, a, v, 1, JP_MAX_VALUE, &S.value_size);
+			bad = jp_flag_uint(prog, a, v, 1, JP_MAX_VALUE, &S.value_size);
 		} else if (strcmp(a, "--receivers") == 0) {
-			bad = kvflag_uint(prog, a, v, 1, 64, &S.receivers);
+			bad = jp_flag_uint(prog, a, v, 1, 64, &S.receivers);
 		} else if (strcmp(a, "--udp-mode") == 0) {
 			if (v && strcmp(v, "spawn") == 0) {
 				S.spawn = 1;

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kvflags.h"
+#include "flags.h"
 #include "kvstore.h"
 #include "../common/proto.h"
 
@@ -66,11 +66,11 @@ int main(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int bad = 0;
 		if (strcmp(a, "--keys") == 0)
-			bad = kvflag_uint(prog, a, v, 1, 100000000, &keys);
+			bad = jp_flag_uint(prog, a, v, 1, 100000000, &keys);
 		else if (strcmp(a, "--value-size") == 0)
-			bad = kvflag_uint(prog, a, v, 1, JP_MAX_VALUE, &vsize);
+			bad = jp_flag_uint(prog, a, v, 1, JP_MAX_VALUE, &vsize);
 		else if (strcmp(a, "--iters") == 0)
-			bad = kvflag_uint(prog, a, v, 1, 10000000, &iters);
+			bad = jp_flag_uint(prog, a, v, 1, 10000000, &iters);
 		else if (strcmp(a, "--scan") == 0 && v)
 			scans = v;
 		else if (strcmp(a, "--db") == 0 && v)

@@ -26,7 +26,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "../kv/kvflags.h"
+#include "../common/flags.h"
 #include "../kv/kvproto.h"
 #include "../kv/kvstore.h"
 
@@ -94,13 +94,13 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if (strcmp(a, "--port") == 0) {
-			bad = kvflag_uint(prog, a, v, 0, 65535, &port);
+			bad = jp_flag_uint(prog, a, v, 0, 65535, &port);
 		} else if (strcmp(a, "--threads") == 0) {
-			bad = kvflag_uint(prog, a, v, 1, 1024, &threads);
+			bad = jp_flag_uint(prog, a, v, 1, 1024, &threads);
 		} else if (strcmp(a, "--keys") == 0) {
-			bad = kvflag_uint(prog, a, v, 0, 100000000, &keys);
+			bad = jp_flag_uint(prog, a, v, 0, 100000000, &keys);
 		} else if (strcmp(a, "--value-size") == 0) {
-			bad = kvflag_uint(prog, a, v, 1, JP_MAX_VALUE, &vsize);
+			bad = jp_flag_uint(prog, a, v, 1, JP_MAX_VALUE, &vsize);
 		} else if (strcmp(a, "--db") == 0) {
 			if (!v || !*v) {
 				fprintf(stderr, "%s: --db needs a path\n", prog);

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "../common/proto.h"
 #include "../common/spin.h"
+#include "../common/synth.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,7 +31,6 @@
 #include <unistd.h>
 
 #define MAX_THREADS 1024
-#define MAX_SPIN_NS 1000000000ull /* 1 s */
 
 static int sock_fd = -1;
 static atomic_bool stopping;
@@ -58,77 +58,6 @@ static long parse_long(const char *flag, const char *s, long lo, long hi)
 	return v;
 }
 
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/*
- * Serve one datagram of @len bytes (the real length, possibly more than the buffer holds).
- * Fill the 32-byte reply in @out; return false when the datagram is dropped without a reply.
- */
-static bool serve(const uint8_t *in, size_t len, uint8_t out[32])
-{
-	if (len < sizeof(struct jp_req) || len > JP_MAX_DGRAM || get16(in) != JP_MAGIC)
-		return false;
-	uint8_t version = in[2], op = in[3], klass = in[4];
-	uint16_t key_len = get16(in + 6);
-	uint32_t val_len = get32(in + 8);
-	uint64_t id = get64(in + 16), arg = get64(in + 24);
-	uint8_t status = JP_OK;
-	uint64_t result = 0;
-
-	if (version != JP_VERSION)
-		status = JP_BAD_REQUEST;
-	else if (key_len > JP_MAX_KEY || val_len > JP_MAX_VALUE)
-		status = JP_TOO_LARGE;
-	else if (len != sizeof(struct jp_req) + key_len + (size_t)val_len)
-		status = JP_BAD_REQUEST;
-	else if (op == JP_PING)
-		result = 0;
-	else if (op == JP_SPIN) {
-		if (arg > MAX_SPIN_NS) {
-			status = JP_TOO_LARGE;
-		} else {
-			jp_spin_ns(arg, NULL);
-			result = arg;
-		}
-	} else if (op == JP_GET || op == JP_PUT || op == JP_DEL || op == JP_SCAN)
-		status = JP_UNSUPPORTED;
-	else
-		status = JP_BAD_REQUEST;
-
-	memset(out, 0, 32);
-	put16(out, JP_MAGIC);
-	out[2] = JP_VERSION;
-	out[3] = op;
-	out[4] = klass;
-	out[5] = status;
-	put32(out + 8, 0); /* payload_len */
-	put64(out + 16, id);
-	put64(out + 24, result);
-	if (status != JP_OK)
-		atomic_fetch_add_explicit(&n_errors, 1, memory_order_relaxed);
-	return true;
-}
-
 static void *worker(void *arg)
 {
 	(void)arg;
@@ -149,10 +78,12 @@ static void *worker(void *arg)
 		if (atomic_load_explicit(&stopping, memory_order_relaxed))
 			break;
 		atomic_fetch_add_explicit(&n_requests, 1, memory_order_relaxed);
-		if (!serve(buf, (size_t)n, reply)) {
+		if (!jp_synth_serve(buf, (size_t)n, reply, NULL)) {
 			atomic_fetch_add_explicit(&n_dropped, 1, memory_order_relaxed);
 			continue;
 		}
+		if (reply[5] != JP_OK)
+			atomic_fetch_add_explicit(&n_errors, 1, memory_order_relaxed);
 		if (sendto(sock_fd, reply, sizeof(reply), 0, (struct sockaddr *)&from, fromlen) ==
 		    (ssize_t)sizeof(reply))
 			atomic_fetch_add_explicit(&n_replies, 1, memory_order_relaxed);

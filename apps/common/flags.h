@@ -1,18 +1,18 @@
 /*
- * apps/kv/kvflags.h - command-line number parsing shared by jiffy-kv and kv-pthread.
+ * apps/common/flags.h - command-line number parsing shared by the servers in apps/.
  *
  * Owns: the rule that a bad flag value is reported with the flag's name and makes the program
  * exit with status 2 (the callers do the exit).
  */
-#ifndef JIFFY_APPS_KVFLAGS_H
-#define JIFFY_APPS_KVFLAGS_H
+#ifndef JIFFY_APPS_FLAGS_H
+#define JIFFY_APPS_FLAGS_H
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 /* Parse @s as a decimal integer in [@min, @max] for @flag. Return 0, or -1 after a message. */
-static inline int kvflag_uint(const char *prog, const char *flag, const char *s, unsigned long min,
+static inline int jp_flag_uint(const char *prog, const char *flag, const char *s, unsigned long min,
 			      unsigned long max, unsigned long *out)
 {
 	char *end;
@@ -32,4 +32,4 @@ static inline int kvflag_uint(const char *prog, const char *flag, const char *s,
 	return 0;
 }
 
-#endif /* JIFFY_APPS_KVFLAGS_H */
+#endif /* JIFFY_APPS_FLAGS_H */

@@ -1,0 +1,272 @@
+/*
+ * apps/synth/jiffy_synth.c - jiffy-synth: the synthetic server on Jiffy (Shinjuku's synthetic
+ * workload). Each request carries its service time; the handler computes that long (the
+ * calibrated loop of apps/common/spin.c, CPU time, with a jf_safepoint() about every µs) and
+ * replies. Its peers on pthreads, Go and Tokio answer identically (apps/common/synth.c).
+ *
+ * Owns: the server's uthread structure. In jf_run()'s main uthread: calibrate, open the UDP
+ * socket, start --receivers receiver uthreads, print READY, then wait for SIGINT/SIGTERM on a
+ * signalfd registered with the netpoller. A receiver loops on jf_recvfrom(); with --udp-mode
+ * spawn (default) each datagram goes to a new detached uthread, so the policy sees one uthread
+ * per request and a long one can be preempted while short ones run; with inline the receivers
+ * serve requests themselves. Runtime configuration: JIFFY_* variables.
+ *
+ *   jiffy-synth [--port P (7000; 0: any)] [--receivers N (1)] [--udp-mode spawn|inline]
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <jiffy/jiffy.h>
+
+#include "flags.h"
+#include "proto.h"
+#include "spin.h"
+#include "synth.h"
+
+#define POLL_NS (100 * 1000 * 1000ll) /* how often a blocked receiver looks at `stopping` */
+
+static const char *prog = "jiffy-synth";
+
+static struct {
+	unsigned long port, receivers;
+	int spawn;
+	int fd, sig_fd;
+	unsigned bound;
+	atomic_int stopping;
+	jf_waitgroup_t wg;
+	_Atomic unsigned long long requests, replies, dropped, errors, spawn_failures;
+} S = {.port = 7000, .receivers = 1, .spawn = 1, .fd = -1, .sig_fd = -1};
+
+#define COUNT(c) atomic_fetch_add_explicit(&S.c, 1, memory_order_relaxed)
+
+struct req {
+	struct sockaddr_storage src;
+	socklen_t slen;
+	size_t len;
+	uint8_t data[];
+};
+
+static void safepoint(void)
+{
+	jf_safepoint();
+}
+
+static void serve(const uint8_t *in, size_t len, const struct sockaddr *src, socklen_t slen)
+{
+	uint8_t reply[32];
+
+	if (!jp_synth_serve(in, len, reply, safepoint)) {
+		COUNT(dropped);
+		return;
+	}
+	if (reply[5] != JP_OK)
+		COUNT(errors);
+	if (jf_sendto(S.fd, reply, sizeof(reply), 0, src, slen, POLL_NS) == (ssize_t)sizeof(reply))
+		COUNT(replies);
+	else
+		COUNT(errors);
+}
+
+static void *handler(void *arg)
+{
+	struct req *r = arg;
+	serve(r->data, r->len, (struct sockaddr *)&r->src, r->slen);
+	free(r);
+	jf_waitgroup_done(&S.wg);
+	return NULL;
+}
+
+static void *receiver(void *arg)
+{
+	uint8_t *buf = malloc(JP_MAX_DGRAM + 1);
+	struct jf_attr attr;
+
+	(void)arg;
+	jf_attr_init(&attr);
+	attr.detached = 1;
+	attr.name = "synth-req";
+	while (buf && !atomic_load_explicit(&S.stopping, memory_order_relaxed)) {
+		struct sockaddr_storage src;
+		socklen_t slen = sizeof(src);
+		/* MSG_TRUNC: the real length, so that over-long datagrams are seen and dropped */
+		ssize_t n = jf_recvfrom(S.fd, buf, JP_MAX_DGRAM + 1, MSG_TRUNC,
+					(struct sockaddr *)&src, &slen, POLL_NS);
+		struct req *r;
+
+		if (n < 0) {
+			if (errno == EBADF)
+				break;
+			if (errno != ETIMEDOUT && errno != EAGAIN && errno != EINTR)
+				COUNT(errors);
+			continue;
+		}
+		COUNT(requests);
+		if (!S.spawn || (size_t)n > JP_MAX_DGRAM) {
+			serve(buf, (size_t)n, (struct sockaddr *)&src, slen);
+			continue;
+		}
+		r = malloc(sizeof(*r) + (size_t)n);
+		if (!r) {
+			serve(buf, (size_t)n, (struct sockaddr *)&src, slen);
+			continue;
+		}
+		memcpy(&r->src, &src, slen);
+		r->slen = slen;
+		r->len = (size_t)n;
+		memcpy(r->data, buf, (size_t)n);
+		jf_waitgroup_add(&S.wg, 1);
+		if (jf_spawn(NULL, &attr, handler, r) != 0) {
+			COUNT(spawn_failures); /* out of memory for a uthread: serve it here */
+			handler(r);
+		}
+	}
+	free(buf);
+	jf_waitgroup_done(&S.wg);
+	return NULL;
+}
+
+static int open_udp(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)S.port),
+				.sin_addr.s_addr = htonl(INADDR_ANY)};
+	socklen_t alen = sizeof(a);
+	int buf = 4 << 20;
+
+	S.fd = jf_socket(AF_INET, SOCK_DGRAM, 0);
+	if (S.fd < 0)
+		return -1;
+	(void)setsockopt(S.fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf)); /* best effort */
+	(void)setsockopt(S.fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	if (jf_bind(S.fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    getsockname(S.fd, (struct sockaddr *)&a, &alen) != 0)
+		return -1;
+	S.bound = ntohs(a.sin_port);
+	return 0;
+}
+
+static void *app_main(void *arg)
+{
+	sigset_t *sigs = arg;
+	struct jf_attr attr;
+	int signo = 0;
+	int *rc = malloc(sizeof(int));
+
+	*rc = 1;
+	fprintf(stderr, "%s: spin loop calibrated at %.1f iterations/us\n", prog,
+		jp_spin_calibrate());
+	S.sig_fd = signalfd(-1, sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (S.sig_fd < 0 || jf_fd_register(S.sig_fd) != 0) {
+		fprintf(stderr, "%s: signalfd: %s\n", prog, strerror(errno));
+		return rc;
+	}
+	if (open_udp() != 0) {
+		fprintf(stderr, "%s: UDP port %lu (--port): %s\n", prog, S.port, strerror(errno));
+		return rc;
+	}
+	jf_attr_init(&attr);
+	attr.detached = 1;
+	attr.name = "synth-recv";
+	for (unsigned long i = 0; i < S.receivers; i++) {
+		jf_waitgroup_add(&S.wg, 1);
+		if (jf_spawn(NULL, &attr, receiver, NULL) != 0) {
+			jf_waitgroup_done(&S.wg);
+			fprintf(stderr, "%s: cannot start the receivers\n", prog);
+			signo = -1;
+			break;
+		}
+	}
+	if (!signo) {
+		printf("READY jiffy-synth udp=%u\n", S.bound);
+		fflush(stdout);
+	}
+	while (!signo) {
+		struct signalfd_siginfo si;
+		if (jf_fd_wait(S.sig_fd, POLLIN, JF_NO_TIMEOUT) < 0 && errno != EINTR) {
+			fprintf(stderr, "%s: waiting for signals: %s\n", prog, strerror(errno));
+			signo = -1;
+		}
+		while (read(S.sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			signo = (int)si.ssi_signo;
+	}
+	atomic_store(&S.stopping, 1);
+	jf_waitgroup_wait(&S.wg); /* receivers (within POLL_NS) and every request in flight */
+	fprintf(stderr, "%s: requests=%llu replies=%llu dropped=%llu errors=%llu\n", prog,
+		(unsigned long long)S.requests, (unsigned long long)S.replies,
+		(unsigned long long)S.dropped, (unsigned long long)S.errors);
+	jf_close(S.fd);
+	jf_close(S.sig_fd);
+	*rc = signo > 0 ? 0 : 1;
+	return rc;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s [--port P] [--receivers N] [--udp-mode spawn|inline]\n"
+		"  --port P        UDP port (default 7000; 0: any free port)\n"
+		"  --receivers N   uthreads receiving datagrams (default 1)\n"
+		"  --udp-mode M    spawn: one uthread per request (default); inline: the\n"
+		"                  receivers serve requests themselves (run to completion)\n"
+		"The runtime is configured with JIFFY_* variables (JIFFY_WORKERS, JIFFY_POLICY,\n"
+		"JIFFY_PREEMPT, JIFFY_QUANTUM_US, ...; see include/jiffy/config.h).\n",
+		prog);
+}
+
+int main(int argc, char **argv)
+{
+	static sigset_t sigs;
+	void *ret = NULL;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--port")) {
+			if (jp_flag_uint(prog, a, v, 0, 65535, &S.port))
+				return 2;
+		} else if (!strcmp(a, "--receivers")) {
+			if (jp_flag_uint(prog, a, v, 1, 64, &S.receivers))
+				return 2;
+		} else if (!strcmp(a, "--udp-mode")) {
+			if (v && !strcmp(v, "spawn")) {
+				S.spawn = 1;
+			} else if (v && !strcmp(v, "inline")) {
+				S.spawn = 0;
+			} else {
+				fprintf(stderr, "%s: invalid value '%s' for --udp-mode (spawn or inline)\n",
+					prog, v ? v : "");
+				return 2;
+			}
+		} else {
+			fprintf(stderr, "%s: unknown flag '%s'\n", prog, a);
+			usage(stderr);
+			return 2;
+		}
+		i++;
+	}
+	/* Blocked before the workers exist, so they inherit it: the signals wait for the signalfd. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	rc = jf_run(NULL, app_main, &sigs, &ret);
+	if (rc != 0) {
+		fprintf(stderr, "%s: jf_run failed: %s\n", prog, strerror(-rc));
+		return rc == -EINVAL ? 2 : 1;
+	}
+	rc = ret ? *(int *)ret : 1;
+	free(ret);
+	return rc;
+}
