@@ -34,7 +34,7 @@ build-asan: deps
 
 build-tsan: deps
 	@$(CMAKE) -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=Debug -DJIFFY_SANITIZE=thread \
-		-DJIFFY_BUILD_BENCH=OFF >/dev/null
+		-DJIFFY_BUILD_BENCH=OFF -DJIFFY_BUILD_APPS=OFF >/dev/null
 	@cmake --build $(TSAN) -j $(JOBS)
 
 test-plain: build

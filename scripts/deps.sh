@@ -18,6 +18,9 @@ want_pkg pkg-config pkg-config
 # The sanitizer runtimes come with gcc's libgcc-12-dev on Debian; check anyway.
 want_pkg libasan8 /usr/lib/x86_64-linux-gnu/libasan.so.8
 want_pkg libubsan1 /usr/lib/x86_64-linux-gnu/libubsan.so.1
+# apps/: jiffy-kv needs RocksDB's C API; its tests drive it with redis-cli and redis-benchmark.
+want_pkg librocksdb-dev /usr/include/rocksdb/c.h
+want_pkg redis-tools redis-cli
 
 if [[ "${1:-build}" == bench ]]; then
 	want_pkg libboost-fiber-dev /usr/include/boost/fiber/all.hpp

@@ -11,10 +11,10 @@
 /*
  * Serve one datagram of @len bytes (its real length, possibly more than the buffer holds).
  * Fill the 32-byte reply in @out and return true; return false when the datagram is garbage
- * (short, wrong magic, over-long) and is dropped without a reply. Order of checks: garbage;
- * version (BAD_REQUEST); key/value over the limits (TOO_LARGE); lengths that do not add up
- * (BAD_REQUEST); then the op: PING, SPIN (over 1 s: TOO_LARGE), kv ops UNSUPPORTED, unknown
- * ops BAD_REQUEST. @check, if not NULL, runs about every microsecond of SPIN (a safepoint).
+ * (short, wrong magic, over-long) and is dropped without a reply. Order of checks, the same in
+ * the Go and Tokio peers: garbage; wrong version or lengths that do not add up (BAD_REQUEST);
+ * key/value over the limits (TOO_LARGE); then the op: PING, SPIN (over 10 s: BAD_REQUEST),
+ * everything else UNSUPPORTED. @check, if not NULL, runs about every microsecond of SPIN (a safepoint).
  * out[5] is the reply's status.
  */
 bool jp_synth_serve(const uint8_t *in, size_t len, uint8_t out[32], void (*check)(void));

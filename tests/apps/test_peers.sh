@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# tests/apps/test_peers.sh - smoke test of the Go and Tokio peers of jiffy-synth (apps/peers/).
-# Builds them (scripts/build-peers.sh), then for each server and thread count: starts it on a
+# tests/apps/test_peers.sh - smoke test of the synthetic servers: jiffy-synth (under several
+# preemption mechanisms) and its peers on pthreads, Go and Tokio, which must all answer alike.
+#   usage: test_peers.sh [JIFFY_SYNTH_BINARY SYNTH_PTHREAD_BINARY]
+# Builds the Go and Tokio peers (scripts/build-peers.sh), then for each server: starts it on a
 # free port, waits for its READY line, checks PING, SPIN, the ops it does not serve, bad
 # lengths, over-limit keys and malformed datagrams with tests/apps/udp_client.py, sends SIGTERM
 # and checks it exits 0 after printing its statistics line. Prints the PING round trips.
@@ -53,7 +55,7 @@ check_server() { # check_server <name> <binary> <args...>
 	port=$(free_port)
 	: >"$tmp/out"
 	: >"$tmp/err"
-	"$bin" --port "$port" "$@" >"$tmp/out" 2>"$tmp/err" &
+	env "${SERVER_ENV[@]}" "$bin" --port "$port" "$@" >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
 	local i
 	for ((i = 0; i < 100; i++)); do
@@ -65,7 +67,7 @@ check_server() { # check_server <name> <binary> <args...>
 		fail "$name $*: no 'READY $name udp=$port' line within 10 s"
 
 	local c=("$py" "$client" --port "$port")
-	echo "--- $name $*"
+	echo "--- ${SERVER_ENV[*]} $name $*"
 	"${c[@]}" --op ping --count 200 || fail "$name: PING"
 	"${c[@]}" --op spin --arg 1000 --count 10 --klass 1 --quiet || fail "$name: SPIN 1 us"
 	"${c[@]}" --op spin --arg 200000 --count 5 --klass 2 --quiet || fail "$name: SPIN 200 us"
@@ -99,8 +101,25 @@ check_server() { # check_server <name> <binary> <args...>
 	echo "$stats"
 }
 
+SERVER_ENV=()
 check_server go-synth "$go_bin" --threads 1
 check_server go-synth "$go_bin" --threads 2 --readers 2
 check_server tokio-synth "$tokio_bin" --threads 1
 check_server tokio-synth "$tokio_bin" --threads 2
+if (($# >= 2)); then
+	check_server synth-pthread "$2" --threads 1
+	check_server synth-pthread "$2" --threads 4
+	for mech in none timer safepoint hybrid; do
+		SERVER_ENV=(JIFFY_WORKERS=2 JIFFY_PREEMPT=$mech JIFFY_QUANTUM_US=100)
+		check_server jiffy-synth "$1"
+	done
+	SERVER_ENV=(JIFFY_WORKERS=1 JIFFY_POLICY=twoq)
+	check_server jiffy-synth "$1" --udp-mode inline
+	rc=0
+	JIFFY_POLICY=nosuchpolicy "$1" --port 0 >"$tmp/out" 2>"$tmp/err" || rc=$?
+	((rc == 2)) || fail "jiffy-synth with JIFFY_POLICY=nosuchpolicy: exit $rc, expected 2"
+	grep -q nosuchpolicy "$tmp/err" || fail "jiffy-synth: the error does not name the bad policy"
+	"$1" --receivers 0 >"$tmp/out" 2>"$tmp/err" && fail "jiffy-synth accepted --receivers 0"
+	grep -q -- --receivers "$tmp/err" || fail "jiffy-synth: the error does not name --receivers"
+fi
 echo "test_peers: PASS"

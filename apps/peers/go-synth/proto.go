@@ -129,7 +129,7 @@ func decodeReply(b []byte) reply {
 	}
 }
 
-// maxSpinNs bounds a SPIN request (10 s): a larger arg gets BAD_REQUEST rather than pinning a
+// maxSpinNs bounds a SPIN request (10 s, as apps/common/synth.c): a larger arg gets BAD_REQUEST rather than pinning a
 // goroutine for hours.
 const maxSpinNs = 10_000_000_000
 
