@@ -168,7 +168,7 @@ static struct jf_thread *worker_idle(struct runtime *rt, struct worker *w)
 		if (earliest_timer(rt) <= now)
 			run_all_due_timers(w, now);
 		if (JF_UNLIKELY(jf_netpoll_active()))
-			jf_netpoll_busy(w, now);
+			jf_netpoll_poll(w, now); /* idle: every round of the spin */
 		if (has_work(rt, w) && (t = jf_sched_pick(w)) != NULL)
 			break;
 		now = jf_now_ns();

@@ -326,14 +326,19 @@ static int np_wait(struct epoll_event *ev, uint64_t timeout_ns)
 
 unsigned jf_netpoll_busy(struct worker *w, uint64_t now)
 {
-	struct epoll_event ev[MAX_EVENTS];
-	unsigned woken;
-	int n, saved;
-
 	if (!jf_netpoll_active())
 		return 0;
 	if (now - __atomic_load_n(&np_last_poll_ns, __ATOMIC_RELAXED) < jf_rt->cfg.netpoll_ns)
 		return 0;
+	return jf_netpoll_poll(w, now);
+}
+
+unsigned jf_netpoll_poll(struct worker *w, uint64_t now)
+{
+	struct epoll_event ev[MAX_EVENTS];
+	unsigned woken;
+	int n, saved;
+
 	if (!jf_spin_trylock(&np_poll_lock))
 		return 0;
 	__atomic_store_n(&np_last_poll_ns, now, __ATOMIC_RELAXED);

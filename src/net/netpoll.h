@@ -36,6 +36,9 @@ static inline bool jf_netpoll_wants_busy_poll(void)
 
 /* Busy worker at a scheduling point: poll without blocking if due. Return: uthreads woken. */
 unsigned jf_netpoll_busy(struct worker *w, uint64_t now);
+/* Poll without blocking now, whatever JIFFY_NETPOLL_US says (an idle worker has nothing better
+ * to do), unless another worker is polling. Return: uthreads woken. */
+unsigned jf_netpoll_poll(struct worker *w, uint64_t now);
 /*
  * Idle worker @w, park state already WK_PARKED_POLL: wait in epoll for at most @timeout_ns
  * (UINT64_MAX: no limit), waking the uthreads whose descriptors became ready. Return false,
