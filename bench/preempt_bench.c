@@ -68,8 +68,8 @@ struct mech {
 /* "+spin": the timer thread spins on a CPU of its own (JIFFY_TIMER_SPIN=1) instead of sleeping. */
 static struct mech mechs[] = {
 	{.name = "timer"},	    {.name = "dispatcher"}, {.name = "dispatcher+spin"},
-	{.name = "safepoint"},	    {.name = "safepoint+spin"}, {.name = "hybrid"},
-	{.name = "hybrid+spin"}, {.name = "uintr"},
+	{.name = "safepoint"},	    {.name = "safepoint+spin"}, {.name = "deadline"},
+	{.name = "hybrid"},	    {.name = "hybrid+spin"},	{.name = "uintr"},
 };
 #define NMECH (sizeof(mechs) / sizeof(mechs[0]))
 
@@ -212,6 +212,7 @@ static struct {
 	double self_ns, getpid_ns, settime_ns;
 	struct ph_xcpu x;
 	struct ph_ptimer pt[NPT];
+	struct ph_sleeper sl;
 	int npt;
 	int ref; /* index into pt of the period used as the timer mechanism's floor */
 } raw;
@@ -233,6 +234,7 @@ static void measure_raw(int print)
 	ph_raw_xcpu_signal(sig, opt.q_signal_us * 1000u, work_ns, reps, &raw.x);
 	for (int i = 0; i < raw.npt; i++)
 		ph_raw_posix_timer(sig, periods[i] * 1000u, work_ns, reps, &raw.pt[i]);
+	ph_raw_colocated_sleeper(opt.q_flag_us * 1000u, work_ns, reps, &raw.sl);
 	raw.have = 1;
 	if (!print)
 		return;
@@ -276,8 +278,16 @@ static void measure_raw(int print)
 			p->rate_per_s, "1/s");
 	}
 	printf("   (iv)  timer_settime(), one-shot per-thread timer armed 1 s ahead: %8.0f ns per "
-	       "call\n\n",
+	       "call\n",
 	       raw.settime_ns);
+	if (raw.sl.ok)
+		printf("   (v)   a thread sleeping %" PRIu64 " us at a time on the 2nd CPU, where another "
+		       "spins (a timer thread with no CPU of its own):\n"
+		       "         spinner slowdown per wake-up %8.0f ns (median of runs; best run %.0f), "
+		       "wall clock; a wake-up every %.1f us\n\n",
+		       opt.q_flag_us, raw.sl.cost_med_ns, raw.sl.cost_ns, raw.sl.wake_every_ns / 1e3);
+	else
+		printf("   (v)   co-located sleeper: not measured: %s\n\n", raw.sl.why);
 	csv_row("raw", "self_signal", "", 0, 0, "round_trip", raw.self_ns, "ns");
 	csv_row("raw", "getpid", "", 0, 0, "syscall", raw.getpid_ns, "ns");
 	csv_row("raw", "xcpu_signal", "spin", (double)opt.q_signal_us, 0, "receiver_cost",
@@ -287,6 +297,8 @@ static void measure_raw(int print)
 	csv_row("raw", "xcpu_signal", "spin", (double)opt.q_signal_us, 0, "sender_tgkill",
 		raw.x.ok ? raw.x.tx_cost_ns : NAN, "ns");
 	csv_row("raw", "timer_settime", "", 0, 0, "call", raw.settime_ns, "ns");
+	csv_row("raw", "colocated_sleeper", "spin", (double)opt.q_flag_us, 0, "cost_per_wake",
+		raw.sl.ok ? raw.sl.cost_med_ns : NAN, "ns");
 	fflush(stdout);
 }
 
@@ -310,6 +322,7 @@ static const struct mech_row mech_rows[] = {
 	{"uintr", 1, 0, FLOOR_NONE},
 	{"safepoint", 1, 1, FLOOR_GOAL100},
 	{"safepoint+spin", 1, 1, FLOOR_GOAL100},
+	{"deadline", 1, 1, FLOOR_GOAL100},
 	{"hybrid", 1, 1, FLOOR_GOAL100},
 	{"hybrid+spin", 1, 1, FLOOR_GOAL100},
 };
@@ -455,8 +468,8 @@ struct slow_row {
 
 static const struct slow_row slow_rows[] = {
 	{"timer", 1},	   {"dispatcher", 1}, {"dispatcher+spin", 1}, {"safepoint", 1},
-	{"safepoint+spin", 1}, {"hybrid", 1},	  {"hybrid+spin", 1},	  {"uintr", 1},
-	{"timer", 0},	   {"dispatcher", 0}, {"dispatcher+spin", 0}, {"hybrid", 0},
+	{"safepoint+spin", 1}, {"deadline", 1},  {"hybrid", 1},	  {"hybrid+spin", 1},
+	{"uintr", 1},	   {"timer", 0},	   {"dispatcher", 0}, {"dispatcher+spin", 0}, {"hybrid", 0},
 	{"hybrid+spin", 0},   {"uintr", 0},
 };
 #define NSLOW (sizeof(slow_rows) / sizeof(slow_rows[0]))
@@ -585,7 +598,8 @@ struct time_row {
 
 static const struct time_row time_rows[] = {
 	{"timer", 1},	   {"dispatcher", 1},  {"dispatcher+spin", 1}, {"safepoint", 1},
-	{"safepoint+spin", 1}, {"hybrid", 1},	   {"hybrid+spin", 1},	   {"hybrid", 0},
+	{"safepoint+spin", 1}, {"deadline", 1},	   {"hybrid", 1},	   {"hybrid+spin", 1},
+	{"hybrid", 0},
 	{"hybrid+spin", 0},   {"uintr", 1},
 };
 #define NTIME (sizeof(time_rows) / sizeof(time_rows[0]))

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -771,6 +772,72 @@ int ph_raw_posix_timer(int sig, uint64_t period_ns, uint64_t work_ns, int reps,
 	out->cost_ns = ((double)with_ns[best] - (double)base) / (double)deliv[best];
 	out->cost_med_ns = ph_median(cost, (size_t)n);
 	out->rate_per_s = (double)deliv[best] * 1e9 / (double)wall[best];
+	return 0;
+}
+
+struct sleeper_run {
+	uint64_t period_ns;
+	atomic_int stop;
+	uint64_t wakes;
+};
+
+static void *sleeper_thread(void *arg)
+{
+	struct sleeper_run *s = arg;
+	struct timespec ts = {(time_t)(s->period_ns / 1000000000u), (long)(s->period_ns % 1000000000u)};
+
+	pin_self(cpu_second >= 0 ? cpu_second : cpu_first);
+	prctl(PR_SET_TIMERSLACK, 1UL); /* as the runtime's timer thread does */
+	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+		nanosleep(&ts, NULL);
+		s->wakes++;
+	}
+	return NULL;
+}
+
+int ph_raw_colocated_sleeper(uint64_t period_ns, uint64_t work_ns, int reps,
+			     struct ph_sleeper *out)
+{
+	uint64_t iters = ph_iters_for_ns((double)work_ns), base = UINT64_MAX, sink = 0;
+	uint64_t with_ns[64], wakes[64];
+	double cost[64];
+	int n = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->period_ns = period_ns;
+	find_cpus();
+	if (reps > 64)
+		reps = 64;
+	pin_self(cpu_second >= 0 ? cpu_second : cpu_first);
+	for (int k = 0; k < reps; k++) {
+		struct sleeper_run s = {.period_ns = period_ns};
+		pthread_t th;
+		uint64_t t0 = jf_now_ns();
+		sink += ph_spin(sink + 1, iters);
+		base = min_u64(base, jf_now_ns() - t0);
+		if (pthread_create(&th, NULL, sleeper_thread, &s)) {
+			snprintf(out->why, sizeof(out->why), "pthread_create failed");
+			return -1;
+		}
+		t0 = jf_now_ns();
+		sink += ph_spin(sink + 1, iters);
+		with_ns[k] = jf_now_ns() - t0;
+		atomic_store(&s.stop, 1);
+		pthread_join(th, NULL);
+		wakes[k] = s.wakes;
+	}
+	pin_self(cpu_first);
+	int best = best_run_costs(with_ns, wakes, reps, base, cost, &n);
+	if (!wakes[best]) {
+		snprintf(out->why, sizeof(out->why), "the sleeper never woke");
+		return -1;
+	}
+	out->ok = 1;
+	out->wakes = wakes[best];
+	out->cost_ns = ((double)with_ns[best] - (double)base) / (double)wakes[best];
+	out->cost_med_ns = ph_median(cost, (size_t)n);
+	out->wake_every_ns = (double)with_ns[best] / (double)wakes[best];
+	__asm__ volatile("" : : "r"(sink)); /* keep the work */
 	return 0;
 }
 

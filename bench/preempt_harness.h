@@ -120,6 +120,25 @@ struct ph_ptimer {
 int ph_raw_posix_timer(int sig, uint64_t period_ns, uint64_t work_ns, int reps,
 		       struct ph_ptimer *out);
 
+/**
+ * struct ph_sleeper - a thread that sleeps @period_ns at a time (nanosleep, 1 ns timer slack) on
+ * the CPU where another thread spins: what a sleeping timer thread costs a worker it shares a
+ * CPU with (dispatcher, safepoint, hybrid when no CPU is free for it). Timed by the wall clock:
+ * the sleeper's own run time, the two context switches and the timer interrupt are the cost, and
+ * none of them is the spinner's CPU time.
+ * @cost_ns:  extra wall time of the spinner's work per wake-up (best run); @cost_med_ns median.
+ * @wakes:    wake-ups in the best run; @wake_every_ns the wall time between them (the period
+ *            plus how late the kernel wakes it).
+ */
+struct ph_sleeper {
+	int ok;
+	char why[128];
+	double cost_ns, cost_med_ns, wake_every_ns;
+	uint64_t wakes, period_ns;
+};
+int ph_raw_colocated_sleeper(uint64_t period_ns, uint64_t work_ns, int reps,
+			     struct ph_sleeper *out);
+
 /* ---- one runtime run, in a child process --------------------------------------------------- */
 
 #define PH_MAX_THREADS 64

@@ -54,7 +54,7 @@ static const uint64_t quanta_us[NQ] = {1000, 200, 100, 50, 20, 10, 5};
 /* "+spin": the timer thread spins on a CPU of its own (JIFFY_TIMER_SPIN=1) instead of sleeping. */
 static const char *const mech_names[] = {
 	"timer", "dispatcher", "dispatcher+spin", "safepoint", "safepoint+spin",
-	"hybrid", "hybrid+spin", "uintr",
+	"deadline", "hybrid", "hybrid+spin", "uintr",
 };
 #define NMECH (sizeof(mech_names) / sizeof(mech_names[0]))
 

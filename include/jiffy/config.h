@@ -71,7 +71,7 @@ void jf_policy_tunables_default(struct jf_policy_tunables *t);
  * @stats:        print configuration and per-worker counters when
  *                jf_run() returns.                                     JIFFY_STATS=0|1
  * @preempt:      preemption mechanism: none, timer, dispatcher,
- *                safepoint, hybrid, uintr (see jiffy/preempt.h).       JIFFY_PREEMPT
+ *                safepoint, deadline, hybrid, uintr (jiffy/preempt.h). JIFFY_PREEMPT
  * @quantum_ns:   run time after which a uthread is preempted when
  *                other work waits.                                     JIFFY_QUANTUM_US
  * @grace_ns:     hybrid: how long a safepoint request may go

@@ -5,7 +5,8 @@
  * chosen at start-up (jf_config.preempt / JIFFY_PREEMPT): "none", "timer" (a per-worker POSIX
  * timer signal), "dispatcher" (one thread watching all workers, tgkill only when a uthread has
  * run a full quantum and other work waits), "safepoint" (that thread sets a flag that
- * jf_safepoint() polls), "hybrid" (the flag first, a signal after a grace period), and "uintr"
+ * jf_safepoint() polls), "deadline" (no timer thread: jf_safepoint() compares the TSC with its
+ * worker's own due time), "hybrid" (the flag first, a signal after a grace period), and "uintr"
  * (Intel user interrupts, where the CPU and kernel have them). docs/preemption.md explains how to
  * choose one and its quantum.
  *
@@ -31,8 +32,9 @@ extern "C" {
 struct jf__preempt_tls {
 	int32_t count;   /* jf_preempt_disable() nesting (the runtime's own sections too) */
 	int32_t pending; /* a preemption was deferred while count > 0 */
-	int32_t flag;    /* safepoint request from the timer thread */
-	int32_t pad_;
+	uint64_t poll;   /* jf_safepoint() enters the runtime once the TSC reaches this; 0: never.
+			  * The timer thread's flag is 1 (due at once); "deadline" stores its
+			  * worker's own due time, in TSC ticks. */
 };
 extern __thread struct jf__preempt_tls jf__preempt __attribute__((tls_model("initial-exec")));
 void jf__preempt_enable_slow(void);
@@ -72,15 +74,22 @@ static inline void jf_preempt_enable(void)
 /**
  * jf_safepoint() - a cooperative preemption point (an inline load and branch, ~1 ns).
  * Under the "safepoint" and "hybrid" mechanisms the timer thread sets a flag when the calling
- * uthread has run its quantum and other work waits; this call then yields. Call it in long loops
- * (every ~1 us of work is plenty). Under other mechanisms it costs the same and does nothing.
+ * uthread has run its quantum and other work waits; this call then yields. Under "deadline"
+ * there is no timer thread: while other work waits, the worker's due time is armed here and this
+ * call also reads the TSC (rdtsc, ~10 ns) to compare; while nothing waits it is the same load and
+ * branch. Call it in long loops (every ~1 us of work is plenty). Under other mechanisms it costs
+ * the load and branch and does nothing.
  */
 static inline void jf_safepoint(void)
 {
-	int32_t flag;
-	__asm__ volatile(JF__PREEMPT_TLS_ASM("movl", 8) ", %0" : "=r"(flag) : : "rax");
-	if (__builtin_expect(flag != 0, 0))
-		jf__safepoint_slow();
+	uint64_t when;
+	__asm__ volatile(JF__PREEMPT_TLS_ASM("movq", 8) ", %0" : "=r"(when) : : "rax");
+	if (__builtin_expect(when != 0, 0)) {
+		uint32_t lo, hi;
+		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+		if (((uint64_t)hi << 32 | lo) >= when)
+			jf__safepoint_slow();
+	}
 }
 
 /** jf_preempt_mechanism() - name of the mechanism in use ("none" outside the runtime). */

@@ -22,7 +22,8 @@ static struct {
 	bool use_tsc;
 	uint64_t hz;
 	uint64_t tsc0, ns0;
-	uint64_t mult; /* ns = ((tsc - tsc0) * mult) >> 32 */
+	uint64_t mult;     /* ns = ((tsc - tsc0) * mult) >> 32 */
+	uint64_t tsc_mult; /* ticks = (ns * tsc_mult) >> 32 */
 } clk;
 
 static pthread_once_t clk_once = PTHREAD_ONCE_INIT;
@@ -72,6 +73,7 @@ static void clock_calibrate(void)
 		} while (n2 - n1 < 10000000u); /* 10 ms: ~5 ppm error from 25 ns brackets */
 		clk.hz = (uint64_t)((unsigned __int128)(t2 - t1) * 1000000000u / (n2 - n1));
 		clk.mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / clk.hz);
+		clk.tsc_mult = (uint64_t)(((unsigned __int128)clk.hz << 32) / 1000000000u);
 		clk.tsc0 = t2;
 		clk.ns0 = n2;
 	}
@@ -111,4 +113,9 @@ uint64_t jf_tsc_hz(void)
 {
 	jf_clock_init();
 	return clk.use_tsc ? clk.hz : 0;
+}
+
+uint64_t jf_ns_to_tsc_ticks(uint64_t ns)
+{
+	return (uint64_t)(((unsigned __int128)ns * clk.tsc_mult) >> 32) + 1;
 }

@@ -19,6 +19,8 @@
 
 #include <jiffy/jiffy.h>
 
+#include "../preempt/preempt.h"
+
 extern char **environ;
 
 #define MIN_STACK (16u * 1024u)
@@ -176,8 +178,7 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 	if (memchr(cfg->preempt, '\0', sizeof(cfg->preempt)) == NULL ||
 	    jf_preempt_available(cfg->preempt, NULL, 0) < 0)
 		return fail(err, errlen,
-			    "preempt = '%.*s': unknown mechanism; known: none, timer, dispatcher, "
-			    "safepoint, hybrid, uintr",
+			    "preempt = '%.*s': unknown mechanism; known: " JF_PREEMPT_KNOWN,
 			    (int)sizeof(cfg->preempt), cfg->preempt);
 	for (size_t i = 0; i < sizeof(us_tunables) / sizeof(us_tunables[0]); i++) {
 		uint64_t v = *(const uint64_t *)((const char *)cfg + us_tunables[i].off);
@@ -283,8 +284,7 @@ static int env_preempt(struct jf_config *c, const char *n, const char *v, char *
 {
 	if (strlen(v) >= sizeof(c->preempt) || jf_preempt_available(v, NULL, 0) < 0)
 		return fail(e, el,
-			    "%s='%s': unknown mechanism; known: none, timer, dispatcher, safepoint, "
-			    "hybrid, uintr",
+			    "%s='%s': unknown mechanism; known: " JF_PREEMPT_KNOWN,
 			    n, v);
 	snprintf(c->preempt, sizeof(c->preempt), "%s", v);
 	return 0;

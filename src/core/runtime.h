@@ -301,6 +301,8 @@ bool jf_block_timeout(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)
 /* --- misc ---------------------------------------------------------------------------------- */
 
 void jf_clock_init(void);
+/* A duration as TSC ticks, rounded up (only meaningful when jf_tsc_hz() != 0). */
+uint64_t jf_ns_to_tsc_ticks(uint64_t ns);
 void jf_tsan_thread_created(struct jf_thread *t);
 void jf_tsan_thread_freed(struct jf_thread *t);
 void jf_tsan_worker_started(struct worker *w);

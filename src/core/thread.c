@@ -202,7 +202,7 @@ static void preempt_new_run(struct worker *w)
 	 * the clear is harmless: the safepoint re-checks the quantum and skips.)
 	 */
 	jf_ptls()->pending = 0;
-	__atomic_store_n(&jf_ptls()->flag, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->preempt_now, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);

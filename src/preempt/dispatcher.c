@@ -85,7 +85,7 @@ static void interrupt(struct runtime *rt, struct worker *w)
 
 static void raise_flag(struct runtime *rt, struct worker *w)
 {
-	__atomic_store_n(&w->ptls->flag, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->ptls->poll, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&rt->pt_flags, 1, __ATOMIC_RELAXED);
 }
 
@@ -174,7 +174,7 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 			/* (also right after raising the flag, if this thread woke after q + grace) */
 			if (now + hybrid_lead(rt, w) >= s->flag_ns + rt->cfg.grace_ns &&
 			    now - s->acted_ns >= s->retry_ns &&
-			    __atomic_load_n(&w->ptls->flag, __ATOMIC_ACQUIRE)) {
+			    __atomic_load_n(&w->ptls->poll, __ATOMIC_ACQUIRE)) {
 				s->acted_ns = now; /* no safepoint answered within the grace period */
 				s->retry_ns = next_retry(rt, w, s);
 				interrupt(rt, w);
@@ -187,7 +187,7 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 			interrupt(rt, w);
 		}
 		if ((tt_mode == TT_FLAG || tt_mode == TT_HYBRID) && now - s->acted_ns >= q &&
-		    !__atomic_load_n(&w->ptls->flag, __ATOMIC_ACQUIRE)) {
+		    !__atomic_load_n(&w->ptls->poll, __ATOMIC_ACQUIRE)) {
 			s->acted_ns = now; /* answered by a skip (or lost) but the run goes on: again */
 			raise_flag(rt, w);
 		}
@@ -230,7 +230,7 @@ static void wait_until(struct runtime *rt, uint64_t deadline, int hard)
 		if (early > rt->cfg.quantum_ns / 2)
 			early = rt->cfg.quantum_ns / 2;
 		sleep_until(deadline - early);
-		while (jf_now_ns() < deadline && __atomic_load_n(&w->ptls->flag, __ATOMIC_RELAXED) &&
+		while (jf_now_ns() < deadline && __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED) &&
 		       __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED) == seq)
 			for (int i = 0; i < 32; i++)
 				jf_cpu_relax();

@@ -45,7 +45,7 @@ void jf_sched_preempt(struct jf_thread *cur); /* thread.c */
 
 static const struct jf_preempt_mech *const mechs[] = {
 	&jf_mech_none,	    &jf_mech_timer,  &jf_mech_dispatcher,
-	&jf_mech_safepoint, &jf_mech_hybrid, &jf_mech_uintr,
+	&jf_mech_safepoint, &jf_mech_deadline, &jf_mech_hybrid, &jf_mech_uintr,
 };
 
 const struct jf_preempt_mech *jf_preempt_mech_find(const char *name)
@@ -297,7 +297,7 @@ void jf__safepoint_slow(void)
 	struct jf__preempt_tls *p = jf_ptls();
 	struct worker *w = jf_this_worker();
 
-	__atomic_store_n(&p->flag, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->poll, 0, __ATOMIC_RELAXED);
 	if (w)
 		STAT_INC(w, preempt_requests); /* a safepoint flag answered */
 	jf_preempt_request(NULL);
@@ -339,7 +339,7 @@ static void preempt_signal(int sig, siginfo_t *si, void *ucv)
 					 __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&w->timer_armed, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&jf_ptls()->flag, 0, __ATOMIC_RELAXED); /* hybrid: the flag is answered */
+	__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED); /* hybrid: the flag is answered */
 	if (jf_preempt_request(uc)) {
 		/* Resumed, perhaps on another worker: make the frame describe this kernel thread. */
 		w = jf_this_worker();

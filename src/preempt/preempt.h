@@ -52,8 +52,11 @@ struct jf_preempt_mech {
 	void (*kick)(struct worker *w);
 };
 
+/* The mechanisms' names, in the order of the table in preempt.c (for error messages). */
+#define JF_PREEMPT_KNOWN "none, timer, dispatcher, safepoint, deadline, hybrid, uintr"
+
 extern const struct jf_preempt_mech jf_mech_none, jf_mech_timer, jf_mech_dispatcher,
-	jf_mech_safepoint, jf_mech_hybrid, jf_mech_uintr;
+	jf_mech_safepoint, jf_mech_deadline, jf_mech_hybrid, jf_mech_uintr;
 
 /* This kernel thread's preemption state. asm volatile: never reused across a switch. */
 static inline struct jf__preempt_tls *jf_ptls(void)

@@ -24,7 +24,7 @@
 
 struct fifo_worker {
 	struct jf_task *head, *tail; /* private: owner only */
-	uint32_t count;              /* private */
+	uint32_t count;              /* written by the owner only; has_work reads it anywhere */
 	struct jf_task *inbox;       /* pushed by other workers, LIFO; owner takes all */
 } __attribute__((aligned(JF_CACHELINE)));
 
@@ -70,7 +70,7 @@ static void private_push(struct fifo_worker *fw, struct jf_task *t)
 	else
 		fw->head = t;
 	fw->tail = t;
-	fw->count++;
+	__atomic_store_n(&fw->count, fw->count + 1, __ATOMIC_RELAXED);
 }
 
 static void inbox_push(struct fifo_worker *fw, struct jf_task *t)
@@ -144,7 +144,7 @@ static struct jf_task *fifo_pick_next(struct jf_policy *p, int worker, uint64_t 
 		fw->head = taskq_link(t)->next;
 		if (!fw->head)
 			fw->tail = NULL;
-		fw->count--;
+		__atomic_store_n(&fw->count, fw->count - 1, __ATOMIC_RELAXED);
 	}
 	return t;
 }
@@ -162,7 +162,8 @@ static struct jf_task *fifo_enqueue_pick(struct jf_policy *p, int worker, struct
 static bool fifo_has_work(struct jf_policy *p, int worker)
 {
 	struct fifo_worker *fw = &fifo_of(p)->w[worker];
-	return fw->count != 0 || __atomic_load_n(&fw->inbox, __ATOMIC_RELAXED) != NULL;
+	return __atomic_load_n(&fw->count, __ATOMIC_RELAXED) != 0 ||
+	       __atomic_load_n(&fw->inbox, __ATOMIC_RELAXED) != NULL;
 }
 
 const struct jf_policy_ops jf_policy_fifo = {

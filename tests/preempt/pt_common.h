@@ -28,10 +28,10 @@ static inline bool pt_is_signal(const char *m)
 	return !strcmp(m, "timer") || !strcmp(m, "dispatcher") || !strcmp(m, "hybrid");
 }
 
-/* "safepoint": only jf_safepoint() yields, and it then yields like jf_yield(). */
+/* "safepoint", "deadline": only jf_safepoint() yields, and it then yields like jf_yield(). */
 static inline bool pt_is_safepoint(const char *m)
 {
-	return !strcmp(m, "safepoint");
+	return !strcmp(m, "safepoint") || !strcmp(m, "deadline");
 }
 
 /*

@@ -1,7 +1,8 @@
 /*
  * preempt/test_mechanisms.c - proves that the preemption mechanism is chosen by name, reported
  * truthfully, and that no bad choice passes silently:
- *   - jf_preempt_available() says 1 for none, timer, dispatcher, safepoint and hybrid, -EINVAL for
+ *   - jf_preempt_available() says 1 for none, timer, dispatcher, safepoint, deadline (where the
+ *     runtime clock is the TSC, as on every machine we run on) and hybrid, -EINVAL for
  *     unknown names, and for uintr 0 with a reason (this machine has no user interrupts) or 1;
  *   - where uintr is unavailable, jf_run() with it (from the struct or from JIFFY_PREEMPT) returns
  *     -ENOTSUP without running main, with a message on stderr saying uintr is unavailable, and
@@ -12,7 +13,8 @@
  *     value, leaving the configuration unchanged; good values set their fields;
  *     jf_config_validate() and jf_run() reject such values in the struct too;
  *   - inside jf_run(), jf_preempt_mechanism() and jf_preempt_stats() name the configured
- *     mechanism (and "none" / -ESRCH outside), for none, timer, dispatcher, safepoint and hybrid,
+ *     mechanism (and "none" / -ESRCH outside), for none, timer, dispatcher, safepoint, deadline and
+ *     hybrid,
  *     each of which runs uthreads that compute past their quantum to completion; only "none" never
  *     preempts.
  * Runs once, from a clean environment (it clears every JIFFY_* variable itself).
@@ -24,7 +26,8 @@
 
 #define NAME "preempt.mechanisms"
 
-static const char *const working[] = {"none", "timer", "dispatcher", "safepoint", "hybrid"};
+static const char *const working[] = {"none",	   "timer",  "dispatcher",
+				      "safepoint", "deadline", "hybrid"};
 #define NWORKING (sizeof(working) / sizeof(working[0]))
 
 /* ---- stderr capture ---- */

@@ -1,0 +1,125 @@
+/*
+ * deadline.c - "deadline": safepoints that time themselves. No timer thread, no signal.
+ *
+ * Every mechanism with a timer thread (dispatcher, safepoint, hybrid, uintr) needs a CPU for that
+ * thread, and waking a sleeping thread costs ~20-28 us of the CPU it wakes on in a KVM guest
+ * (docs/performance.md): on a 2-vCPU machine whose second vCPU runs the load generator, that is
+ * as dear as a signal, once per quantum. "deadline" needs nobody to watch: each worker publishes
+ * the TSC value at which its running uthread must next be looked at, in the same per-thread word
+ * that the timer thread's safepoint flag uses (jf__preempt.poll, include/jiffy/preempt.h), and
+ * jf_safepoint() compares the TSC with it. A preemption is then a load, an rdtsc (~10 ns here),
+ * a compare and a yield: no kernel entry anywhere. This is the "instrumentation estimates the
+ * elapsed time" family of the Aspen paper's related work, without a compiler pass: the code
+ * calls jf_safepoint() itself, as it does for "safepoint".
+ *
+ * Arming follows the skip rule, like "timer" (posix_timer.c): the word holds a due time only
+ * while work waits for the worker (the policy's has_work, uthreads waiting on descriptors that
+ * no idle worker polls for) or one of its timers falls due; otherwise it is 0 and a safepoint is
+ * the same load and branch as under any other mechanism.
+ *   on_run   (the worker itself, at every switch in and after a skipped request): store the due
+ *            time, or 0; after storing 0, a full barrier and a second look, which pairs with
+ *   on_work  (the thread that queued work for a busy worker): a full barrier, then lower the
+ *            word to that worker's due time with a CAS. Either the worker's second look sees
+ *            the new work, or the lowering lands after its 0: no arming is lost.
+ *   kick     (wakeup preemption): lower the word to 1, due at once.
+ * Receivers re-check everything (jf_preempt_request), so an early or stale due time costs a
+ * skipped request, never a wrong preemption.
+ *
+ * Limits: preemption happens only where the code calls jf_safepoint() (a loop without one runs to
+ * completion, as under "safepoint"); the TSC must be the runtime's clock (invariant TSC, not
+ * JIFFY_CLOCK=monotonic), since the due time is compared with rdtsc; and a uthread that starts
+ * waiting on a descriptor while another worker computes does not arm that worker (the timer
+ * thread of the other mechanisms would notice; here the next switch there does).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <x86intrin.h>
+
+#include "../core/runtime.h"
+#include "preempt.h"
+#include "../net/netpoll.h"
+
+static int deadline_available(char *why, size_t len)
+{
+	if (jf_tsc_hz())
+		return 0;
+	snprintf(why, len,
+		 "it compares the TSC with a due time in jf_safepoint(), and the runtime clock is "
+		 "not the TSC (no invariant TSC on this CPU, or JIFFY_CLOCK=monotonic)");
+	return -1;
+}
+
+/* When @w's running uthread must next be looked at (jf_now_ns() time), UINT64_MAX: never. */
+static uint64_t due_ns(struct runtime *rt, struct worker *w)
+{
+	uint64_t when = UINT64_MAX, tdl = jf_timers_next(w);
+
+	if (rt->policy.ops->has_work(&rt->policy, w->id) || jf_netpoll_wants_busy_poll())
+		when = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
+	return tdl < when ? tdl : when;
+}
+
+/*
+ * The TSC value at jf_now_ns() time @when, never early (a safepoint that fired a few ns before
+ * the due time would find the quantum not over, skip and fire again): converted as a distance
+ * from now, rounded up, so no error accumulates with the time since calibration. 1: at once
+ * (0 means "never").
+ */
+static uint64_t tsc_at(uint64_t when)
+{
+	uint64_t now = jf_now_ns();
+	return when > now ? __rdtsc() + jf_ns_to_tsc_ticks(when - now) : 1;
+}
+
+/* Make @w's next safepoint at or after @when (ns) enter the runtime, unless one is due sooner. */
+static void lower(struct worker *w, uint64_t when)
+{
+	uint64_t tsc = tsc_at(when), cur;
+
+	cur = __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED);
+	while ((cur == 0 || cur > tsc) &&
+	       !__atomic_compare_exchange_n(&w->ptls->poll, &cur, tsc, false, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+static void deadline_on_run(struct worker *w, uint64_t now)
+{
+	struct runtime *rt = jf_rt;
+	uint64_t when = due_ns(rt, w);
+
+	(void)now;
+	if (when != UINT64_MAX) {
+		__atomic_store_n(&w->ptls->poll, tsc_at(when), __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_store_n(&w->ptls->poll, 0, __ATOMIC_RELAXED);
+	jf_smp_mb(); /* pairs with the one in deadline_on_work() */
+	when = due_ns(rt, w);
+	if (when != UINT64_MAX)
+		lower(w, when);
+}
+
+static void deadline_on_work(struct worker *self, struct worker *target)
+{
+	(void)self;
+	jf_smp_mb(); /* the enqueue before the look at @target: see the file comment */
+	if (!__atomic_load_n(&target->run_start_ns, __ATOMIC_ACQUIRE))
+		return; /* in its scheduler loop: it finds the work itself */
+	uint64_t when = due_ns(jf_rt, target);
+	if (when != UINT64_MAX)
+		lower(target, when);
+}
+
+static void deadline_kick(struct worker *w)
+{
+	lower(w, 1);
+}
+
+const struct jf_preempt_mech jf_mech_deadline = {
+	.name = "deadline",
+	.available = deadline_available,
+	.on_run = deadline_on_run,
+	.on_work = deadline_on_work,
+	.kick = deadline_kick,
+};
