@@ -2,7 +2,9 @@
 # they install what is missing (apt-get), build, and run.
 #   make test      build plain (-Werror), ASan+UBSan and TSan, run the CTest suite on each,
 #                  and check that an installed Jiffy builds the README example via pkg-config
-#   make demo      run the example against an installed copy, then the benchmark table
+#   make demo      build the servers, the load generator and the peers, then the short
+#                  head-of-line-blocking sweep (experiments/configs/demo.toml): prints the
+#                  "highest load meeting the SLO" table and where the plots are
 #   make bench     the full benchmark table (Jiffy vs Boost.Fiber, Go, pthreads), the
 #                  idle-spin measurement, the preemption benchmarks and the wakeup-latency
 #                  benchmark per policy (schbench)
@@ -54,16 +56,19 @@ test-tsan: build-tsan
 test-calibrate: build
 	@$(BUILD)/tools/jiffy-calibrate
 
-install: build
+test-install: build
 	@echo "== install + pkg-config + README example =="
 	@scripts/test-install.sh $(BUILD)
 
 test: test-plain test-asan test-tsan test-install
 
 demo: build
-	@scripts/test-install.sh $(BUILD)
 	@scripts/deps.sh bench
-	@BENCH_QUICK=1 bench/run.sh $(BUILD)
+	@echo "== building jiffy-load (Rust) and the Go and Tokio peers =="
+	@JIFFY_LOAD=$$(scripts/build-load.sh) && scripts/build-peers.sh >/dev/null && \
+		PY=$$(scripts/venv.sh) && \
+		echo "== the head-of-line-blocking sweep (experiments/configs/demo.toml) ==" && \
+		$$PY experiments/run.py demo --build $(BUILD) --load $$JIFFY_LOAD
 
 bench: build
 	@scripts/deps.sh bench

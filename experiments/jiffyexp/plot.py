@@ -1,0 +1,90 @@
+"""jiffyexp.plot - the PNG figures of a sweep (matplotlib, Agg backend; numpy).
+
+Owns the figure of one experiment: one column per request class (short/long, get/scan, ...),
+top row the p99 latency, bottom row the p99.9 slowdown (latency / service time), both against
+the offered load, one line per configuration, log y axes. The SLO is drawn on its class's
+latency panel. Points that missed because the server lost requests (overload) are drawn as x;
+points the load generator spoiled are not drawn. Series from other sources (the simulator's CSV,
+issue 6) can be overlaid: they are dashed.
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from . import slo  # noqa: E402
+
+MARKERS = "os^vD<>ph*"
+
+
+def _classes(exp, series):
+    seen = []
+    for s in series:
+        for p in s["points"]:
+            for c in p.get("classes", {}):
+                if c not in seen:
+                    seen.append(c)
+    # the SLO class first, the rest in the order met
+    return sorted(seen, key=lambda c: (c != exp["slo_class"], seen.index(c)))
+
+
+def plot_experiment(exp, series, path, subtitle=""):
+    """@series: [{"label", "points": [point with load, classes, ...], "dashed": bool}]"""
+    classes = _classes(exp, series)
+    if not classes:
+        return None
+    fig, axes = plt.subplots(2, len(classes), figsize=(5.2 * len(classes), 7.4), squeeze=False,
+                             sharex=True)
+    has_data = set()
+    for k, s in enumerate(series):
+        style = dict(marker=MARKERS[k % len(MARKERS)], markersize=4, linewidth=1.4,
+                     linestyle="--" if s.get("dashed") else "-")
+        for j, cls in enumerate(classes):
+            for row, (key, _) in enumerate((("p99_us", "p99"), ("slow_p999", "p99.9 slow"))):
+                xs, ys, bad_x, bad_y = [], [], [], []
+                for p in sorted(s["points"], key=lambda p: p["load"]):
+                    c = p.get("classes", {}).get(cls)
+                    if not c or not c.get("count") or c.get(key) is None:
+                        continue
+                    if slo.sender_failed(p):
+                        continue
+                    x, y = p["load"] / 1000.0, max(c[key], 1e-3)
+                    xs.append(x)
+                    ys.append(y)
+                    if not p.get("valid", True) or p.get("server_error"):
+                        bad_x.append(x)
+                        bad_y.append(y)
+                ax = axes[row][j]
+                if xs:
+                    has_data.add((row, j))
+                line, = ax.plot(xs, ys, label=s["label"] if (j, row) == (0, 0) else None,
+                                **style)
+                if bad_x:
+                    ax.plot(bad_x, bad_y, "x", color=line.get_color(), markersize=8)
+    for j, cls in enumerate(classes):
+        top, bottom = axes[0][j], axes[1][j]
+        top.set_title(f"{cls}: p99 latency")
+        top.set_ylabel("p99 latency (us)")
+        bottom.set_title(f"{cls}: p99.9 slowdown (latency / service time)")
+        bottom.set_ylabel("p99.9 slowdown")
+        bottom.set_xlabel("offered load (thousand requests/s)")
+        for row, ax in enumerate((top, bottom)):
+            ax.grid(True, which="both", alpha=0.3)
+            if (row, j) in has_data:
+                ax.set_yscale("log")
+            else:
+                ax.text(0.5, 0.5, "no data" + (" (no service times given)" if row else ""),
+                        transform=ax.transAxes, ha="center", fontsize=9)
+        if cls == exp["slo_class"]:
+            top.axhline(exp["slo_p99_us"], color="black", linestyle=":", linewidth=1)
+            top.annotate(f"SLO {exp['slo_p99_us']:g} us", xy=(0.01, exp["slo_p99_us"]),
+                         xycoords=("axes fraction", "data"), fontsize=8, va="bottom")
+    fig.suptitle(f"{exp['title']}" + (f"\n{subtitle}" if subtitle else ""), fontsize=10)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(3, max(1, len(labels))),
+               fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.04 + 0.025 * ((len(labels) - 1) // 3), 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

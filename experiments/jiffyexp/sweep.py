@@ -1,0 +1,280 @@
+"""jiffyexp.sweep - runs a sweep: every load of every configuration of every experiment.
+
+Owns one point's procedure and the files of a results directory:
+  * a point = a fresh server (pinned to the server CPU) + one jiffy-load run (pinned to the load
+    CPU) + the server stopped with SIGINT. A fresh server per point: an overloaded run leaves a
+    backlog in the server's socket and queues that must not leak into the next load.
+  * while it runs, how much CPU everything else on the machine took (/proc/stat minus the server
+    and jiffy-load): recorded as foreign_cpu, so a disturbed point can be recognised later.
+  * a point whose load generator fell behind its schedule is re-run (run.retries times).
+  * files: results.csv (jiffy-load's CSV rows of the kept attempt of every point: one per class
+    and "overall"; label = "<experiment>/<configuration>"), points.jsonl (one JSON object per
+    point: the configuration, the load, jiffy-load's summary, validity, server status,
+    foreign CPU), logs/ (each server's stderr and jiffy-load's JSON), meta.json (machine,
+    commit, the parsed sweep description), and after each experiment slo-<exp>.md and
+    <exp>.png (jiffyexp.plot).
+"""
+
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import time
+
+from . import servers, slo
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def allowed_cpus():
+    return sorted(os.sched_getaffinity(0))
+
+
+def busy_ticks():
+    with open("/proc/stat") as f:
+        v = f.readline().split()
+    return int(v[1]) + int(v[2]) + int(v[3]) + int(v[8])  # user nice system steal
+
+
+def machine():
+    info = {"cpus_online": os.cpu_count(), "cpus_allowed": allowed_cpus(),
+            "kernel": platform.release(), "python": platform.python_version()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+                if line.startswith("flags") and " hypervisor" in line:
+                    info["hypervisor"] = True
+    except OSError:
+        pass
+    return info
+
+
+def git_commit(root):
+    try:
+        out = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return out.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def load_args(exp):
+    if exp["workload"] == "spin":
+        return ["--workload", "spin", "--dist", exp["dist"]]
+    a = ["--workload", "kv", "--mix", exp["mix"], "--scan-n", str(exp["scan_n"]),
+         "--keys", str(exp["keys"])]
+    if exp["service"]:
+        a += ["--service", exp["service"]]
+    return a
+
+
+class Sweep:
+    def __init__(self, root, build, doc, outdir, load_bin, log=print, only=None):
+        self.root, self.build, self.doc = root, build, doc
+        self.run_opts = doc["run"]
+        self.outdir, self.load_bin, self.log = outdir, load_bin, log
+        self.only = only
+        cpus = self.run_opts["cpus"]
+        if cpus is None:
+            have = allowed_cpus()
+            if len(have) < 2:
+                raise servers.ServerError(
+                    f"a sweep needs 2 CPUs (server and load generator apart); this process may "
+                    f"use {have}")
+            cpus = have[:2]
+        self.server_cpu, self.load_cpu = cpus
+        os.makedirs(os.path.join(outdir, "logs"), exist_ok=True)
+        self.csv_path = os.path.join(outdir, "results.csv")
+        self.points_path = os.path.join(outdir, "points.jsonl")
+
+    def write_meta(self):
+        meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "commit": git_commit(self.root), "machine": machine(),
+                "server_cpu": self.server_cpu, "load_cpu": self.load_cpu, "sweep": self.doc}
+        with open(os.path.join(self.outdir, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=1)
+
+    def _append_csv(self, tmp_csv):
+        if not os.path.exists(tmp_csv):
+            return
+        with open(tmp_csv) as f:
+            lines = f.read().splitlines()
+        if not lines:
+            return
+        new = not os.path.exists(self.csv_path)
+        with open(self.csv_path, "a") as out:
+            for i, line in enumerate(lines):
+                if i == 0 and not new:
+                    continue  # the header, once
+                out.write(line + "\n")
+
+    def _one_attempt(self, exp, cfg, load, tag):
+        ro = self.run_opts
+        logs = os.path.join(self.outdir, "logs")
+        point = {"experiment": exp["name"], "config": cfg["name"], "label": cfg["label"],
+                 "server": cfg["server"], "policy": cfg.get("policy"),
+                 "preempt": cfg.get("preempt"), "quantum_us": cfg.get("quantum_us"),
+                 "workers": cfg.get("workers"), "threads": cfg.get("threads"),
+                 "preemptive": cfg["preemptive"], "load": load}
+        try:
+            srv = servers.Server(self.root, self.build, cfg, exp, self.server_cpu,
+                                 os.path.join(logs, f"{tag}.server.log"))
+        except servers.ServerError as e:
+            point["server_error"] = str(e)
+            return point, None
+        tmp_csv = os.path.join(logs, f"{tag}.csv")
+        json_path = os.path.join(logs, f"{tag}.json")
+        for p in (tmp_csv, json_path):
+            if os.path.exists(p):
+                os.remove(p)
+        cmd = [self.load_bin, "--server", f"127.0.0.1:{srv.port}", "--server-name", cfg["label"],
+               "--label", f"{exp['name']}/{cfg['name']}", "--rate", f"{load:g}",
+               "--duration", f"{ro['duration_s']:g}", "--warmup", f"{ro['warmup_s']:g}",
+               "--seed", str(ro["seed"]), "--cpu", str(self.load_cpu), "--quiet",
+               "--csv", tmp_csv, "--json", json_path] + load_args(exp)
+        b0, s0, t0 = busy_ticks(), srv.cpu_ticks(), time.monotonic()
+        try:
+            lg = subprocess.run(cmd, capture_output=True, text=True,
+                                timeout=ro["duration_s"] + 60)
+        except subprocess.TimeoutExpired:
+            lg = None
+        b1, s1, t1 = busy_ticks(), srv.cpu_ticks(), time.monotonic()
+        died = not srv.alive()
+        status, last = srv.stop()
+        if died:
+            point["server_error"] = (f"{cfg['server']} died during the run (exit status "
+                                     f"{status}): {srv.tail_log(300)}")
+        elif status != 0:
+            point["server_error"] = f"{cfg['server']} exited with status {status} on SIGINT"
+        point["server_stats"] = last
+        if lg is None:
+            point["load_error"] = "jiffy-load did not finish (timed out)"
+            return point, None
+        if lg.returncode != 0 or not os.path.exists(json_path):
+            point["load_error"] = (f"jiffy-load failed (exit {lg.returncode}): "
+                                   f"{(lg.stderr or lg.stdout).strip()[-400:]}")
+            return point, None
+        with open(json_path) as f:
+            res = json.load(f)
+        point.update({
+            "valid": bool(res.get("valid")), "invalid_reasons": res.get("invalid_reasons", []),
+            "offered_rps": res.get("offered_rps"), "achieved_rps": res.get("achieved_rps"),
+            "lost": res.get("lost"), "errors": res.get("errors"), "lag_us": res.get("lag_us"),
+            "overall": res.get("overall"), "classes": res.get("classes", {}),
+            "load_cpu_s": res.get("cpu_s"), "summary": lg.stdout.strip(),
+        })
+        foreign = (b1 - b0 - (s1 - s0)) / HZ - (res.get("cpu_s") or 0.0)
+        point["foreign_cpu"] = round(max(foreign, 0.0) / max(t1 - t0, 1e-3), 3)
+        return point, tmp_csv
+
+    def _one_run(self, exp, cfg, load, tag_base):
+        for attempt in range(self.run_opts["retries"] + 1):
+            tag = tag_base if attempt == 0 else f"{tag_base}.retry{attempt}"
+            point, tmp_csv = self._one_attempt(exp, cfg, load, tag)
+            point["attempt"] = attempt
+            if not slo.sender_failed(point) or attempt == self.run_opts["retries"]:
+                return point, tmp_csv
+            self.log(f"    load generator fell behind ({slo.status(point, exp)[1]}); again")
+
+    def run_point(self, exp, cfg, load):
+        """run.repeats runs of the point (each retried when the load generator failed); the
+        one kept is the median by the SLO class's p99, so that one run the hypervisor stalled
+        does not decide a point; every run's p99 is recorded in "repeats"."""
+        tag_base = f"{exp['name']}.{cfg['name']}.{load:g}"
+        runs = []
+        for r in range(self.run_opts["repeats"]):
+            runs.append(self._one_run(exp, cfg, load, tag_base + (f".rep{r}" if r else "")))
+        point, tmp_csv = median_run(runs, exp)
+        if len(runs) > 1:
+            point["repeats"] = [("miss" if v == float("inf") else v)
+                                for v in (slo_p99(p, exp) for p, _ in runs)]
+        if tmp_csv:
+            self._append_csv(tmp_csv)
+        with open(self.points_path, "a") as f:
+            f.write(json.dumps(point) + "\n")
+        return point
+
+    def run_experiment(self, exp):
+        stop_after = self.run_opts["stop_after"]
+        points = {}
+        for cfg in exp["configs"]:
+            if self.only and not any(o in cfg["name"] for o in self.only):
+                continue
+            points[cfg["name"]] = []
+            misses = 0
+            for load in exp["loads"]:
+                p = self.run_point(exp, cfg, load)
+                points[cfg["name"]].append(p)
+                st, why = slo.status(p, exp)
+                extra = f", other load {p['foreign_cpu']:.2f} CPU" if "foreign_cpu" in p else ""
+                self.log(f"  [{exp['name']}] {cfg['name']:<34} {load:>9,.0f}/s: {st:<7} {why}"
+                         f"{extra}")
+                if p.get("server_error") and "did not print READY" in p["server_error"]:
+                    self.log(f"    {cfg['name']}: the server does not start; skipping its "
+                             "other loads")
+                    break
+                misses = misses + 1 if st == slo.MISSES else 0 if st == slo.MEETS else misses
+                if stop_after and misses >= stop_after:
+                    break
+        return points
+
+    def run(self):
+        self.write_meta()
+        results = []
+        for exp in self.doc["experiments"]:
+            n = sum(1 for c in exp["configs"]
+                    if not self.only or any(o in c["name"] for o in self.only))
+            self.log(f"== experiment {exp['name']}: {exp['title']} ({n} configurations x up to "
+                     f"{len(exp['loads'])} loads; server on CPU {self.server_cpu}, jiffy-load on "
+                     f"CPU {self.load_cpu})")
+            points = self.run_experiment(exp)
+            results.append((exp, points))
+        return results
+
+
+def slo_p99(point, exp):
+    """The SLO class's p99 of a run; None when the run says nothing about the server."""
+    st, _ = slo.status(point, exp)
+    if st == slo.UNKNOWN:
+        return None
+    cls = point.get("classes", {}).get(exp["slo_class"])
+    if point.get("server_error") or not cls or not cls.get("count"):
+        return float("inf")
+    return cls["p99_us"] if point.get("valid") else float("inf")
+
+
+def median_run(runs, exp):
+    """The (point, csv) of @runs with the median SLO-class p99 (the upper one of two)."""
+    known = [r for r in runs if slo_p99(r[0], exp) is not None]
+    if not known:
+        return runs[-1]
+    known.sort(key=lambda r: slo_p99(r[0], exp))
+    return known[len(known) // 2]
+
+
+def read_points(path):
+    """points.jsonl -> {experiment: {config: [point, ...]}}"""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                p = json.loads(line)
+                out.setdefault(p["experiment"], {}).setdefault(p["config"], []).append(p)
+    return out
+
+
+def find_tool(root, rel, hint):
+    path = os.path.join(root, rel)
+    if os.access(path, os.X_OK):
+        return path
+    found = shutil.which(os.path.basename(rel))
+    if found:
+        return found
+    raise servers.ServerError(f"{rel} is missing (build it with: {hint})")

@@ -1,0 +1,129 @@
+"""experiments/tests/test_config.py - the sweep descriptions (jiffyexp.config): the presets in
+experiments/configs/ parse; list-valued fields expand to one configuration per combination;
+every kind of bad description is refused with a message naming the field. Standard library only
+(CTest experiments.unit)."""
+
+import glob
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+from jiffyexp import config  # noqa: E402
+
+
+def base(**exp_over):
+    exp = {"name": "e", "workload": "spin", "dist": "fixed:10us", "slo_class": "all",
+           "slo_p99_us": 100, "loads": [1000, 2000],
+           "config": [{"server": "jiffy-synth", "policy": "fifo", "preempt": "none"}]}
+    exp.update(exp_over)
+    return {"experiment": [exp]}
+
+
+class Presets(unittest.TestCase):
+    def test_every_preset_parses(self):
+        files = glob.glob(os.path.join(HERE, "..", "configs", "*.toml"))
+        self.assertTrue(files)
+        for f in files:
+            with self.subTest(f=os.path.basename(f)):
+                doc = config.load(f)
+                self.assertTrue(doc["experiments"])
+
+
+class Expansion(unittest.TestCase):
+    def test_lists_sweep_the_product(self):
+        doc = config.parse("t", base(config=[{
+            "server": "jiffy-synth", "policy": ["fifo", "twoq"], "preempt": "deadline",
+            "quantum_us": [5, 10, 20]}]))
+        names = [c["name"] for c in doc["experiments"][0]["configs"]]
+        self.assertEqual(len(names), 6)
+        self.assertIn("jiffy-synth-twoq-deadline-q20", names)
+
+    def test_placeholders_in_names(self):
+        doc = config.parse("t", base(config=[{
+            "server": "jiffy-synth", "preempt": "deadline", "quantum_us": [5, 10],
+            "name": "j-q{quantum_us}", "label": "Jiffy q={quantum_us} us"}]))
+        cfgs = doc["experiments"][0]["configs"]
+        self.assertEqual([c["name"] for c in cfgs], ["j-q5", "j-q10"])
+        self.assertEqual(cfgs[1]["label"], "Jiffy q=10 us")
+        self.assertTrue(all(c["preemptive"] for c in cfgs))
+
+    def test_peers_are_not_preemptive(self):
+        doc = config.parse("t", base(config=[{"server": "synth-pthread", "threads": [1, 8]}]))
+        cfgs = doc["experiments"][0]["configs"]
+        self.assertEqual([c["name"] for c in cfgs], ["synth-pthread-t1", "synth-pthread-t8"])
+        self.assertFalse(any(c["preemptive"] for c in cfgs))
+
+
+class Refusals(unittest.TestCase):
+    def refused(self, raw, *words):
+        with self.assertRaises(config.ConfigError) as cm:
+            config.parse("t.toml", raw)
+        msg = str(cm.exception)
+        for w in words:
+            self.assertIn(w, msg)
+        return msg
+
+    def test_unknown_server(self):
+        self.refused(base(config=[{"server": "nginx"}]), "server", "nginx", "jiffy-synth")
+
+    def test_server_of_the_wrong_workload(self):
+        self.refused(base(config=[{"server": "jiffy-kv"}]), "jiffy-kv", "spin")
+
+    def test_jiffy_field_on_a_peer(self):
+        self.refused(base(config=[{"server": "go-synth", "preempt": "timer"}]), "preempt",
+                     "go-synth")
+
+    def test_peer_field_on_jiffy(self):
+        self.refused(base(config=[{"server": "jiffy-synth", "threads": 4}]), "threads")
+
+    def test_unknown_field(self):
+        self.refused(base(config=[{"server": "jiffy-synth", "quantum": 10}]), "quantum")
+
+    def test_loads_not_ascending(self):
+        self.refused(base(loads=[2000, 1000]), "ascending")
+
+    def test_bad_number(self):
+        self.refused(base(config=[{"server": "jiffy-synth", "quantum_us": "ten"}]),
+                     "quantum_us", "'ten'")
+
+    def test_duplicate_names(self):
+        self.refused(base(config=[{"server": "jiffy-synth", "quantum_us": [5, 10], "name": "x"}]),
+                     "unique", "x")
+
+    def test_missing_dist(self):
+        raw = base()
+        del raw["experiment"][0]["dist"]
+        self.refused(raw, "dist")
+
+    def test_kv_field_on_spin(self):
+        self.refused(base(scan_n=100), "scan_n", "kv")
+
+    def test_run_section(self):
+        raw = base()
+        raw["run"] = {"duration_s": 1.0, "warmup_s": 2.0}
+        self.refused(raw, "warmup_s")
+        raw["run"] = {"cpus": [0, 0]}
+        self.refused(raw, "cpus")
+        raw["run"] = {"repeats": 0}
+        self.refused(raw, "repeats")
+
+    def test_not_toml(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml") as f:
+            f.write("[run\n")
+            f.flush()
+            with self.assertRaises(config.ConfigError) as cm:
+                config.load(f.name)
+            self.assertIn("not valid TOML", str(cm.exception))
+
+    def test_missing_file(self):
+        with self.assertRaises(config.ConfigError) as cm:
+            config.load("/nonexistent/sweep.toml")
+        self.assertIn("cannot read", str(cm.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

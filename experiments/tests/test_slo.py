@@ -1,0 +1,124 @@
+"""experiments/tests/test_slo.py - the "highest load meeting the SLO" rule (jiffyexp.slo) on
+made-up points: what counts as a meet, a miss and an unknown point, where the walk ends, and the
+ratios of the table. Standard library only (CTest experiments.unit)."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from jiffyexp import slo  # noqa: E402
+
+EXP = {"name": "e", "title": "t", "slo_class": "short", "slo_p99_us": 200.0,
+       "loads": [1000.0, 2000.0, 3000.0, 4000.0, 5000.0]}
+
+
+def pt(load, p99=None, valid=True, reasons=(), **kw):
+    p = {"load": float(load), "valid": valid, "invalid_reasons": list(reasons), "classes": {}}
+    if p99 is not None:
+        p["classes"]["short"] = {"count": 100, "p99_us": float(p99)}
+    p.update(kw)
+    return p
+
+
+class Status(unittest.TestCase):
+    def test_meets_at_the_bound(self):
+        self.assertEqual(slo.status(pt(1000, 200), EXP)[0], slo.MEETS)
+
+    def test_misses_over_the_bound(self):
+        st, why = slo.status(pt(1000, 201), EXP)
+        self.assertEqual(st, slo.MISSES)
+        self.assertIn("201", why)
+
+    def test_lost_requests_miss_even_with_a_low_p99(self):
+        p = pt(1000, 50, valid=False, reasons=["900 of 1000 measured requests lost (90% > 0.1%)"])
+        self.assertEqual(slo.status(p, EXP)[0], slo.MISSES)
+
+    def test_sender_lag_is_unknown(self):
+        p = pt(1000, 5000, valid=False,
+               reasons=["sender p99 lag 80.0 us > 50 us: the sender could not keep up"])
+        self.assertEqual(slo.status(p, EXP)[0], slo.UNKNOWN)
+
+    def test_sender_lag_with_loss_is_still_unknown(self):
+        p = pt(1000, 5000, valid=False,
+               reasons=["send rate 500/s < 99% of offered 1000/s", "10 lost (1% > 0.1%)"])
+        self.assertEqual(slo.status(p, EXP)[0], slo.UNKNOWN)
+
+    def test_server_death_misses(self):
+        p = pt(1000, 10, server_error="jiffy-synth died during the run")
+        self.assertEqual(slo.status(p, EXP)[0], slo.MISSES)
+
+    def test_absent_class_misses(self):
+        self.assertEqual(slo.status(pt(1000), EXP)[0], slo.MISSES)
+
+    def test_load_generator_failure_is_unknown(self):
+        p = pt(1000, load_error="jiffy-load failed (exit 2)")
+        self.assertEqual(slo.status(p, EXP)[0], slo.UNKNOWN)
+
+
+class Capacity(unittest.TestCase):
+    def test_highest_meet_before_two_misses(self):
+        pts = [pt(1000, 50), pt(2000, 60), pt(3000, 300), pt(4000, 80), pt(5000, 400)]
+        # 3000 misses alone (noise); 4000 meets again; 5000 misses: end of loads.
+        c = slo.capacity(pts, EXP, 2)
+        self.assertEqual(c["max_load"], 4000.0)
+        self.assertEqual(c["p99_at_max"], 80.0)
+        self.assertEqual(c["first_miss"], 5000.0)
+
+    def test_two_consecutive_misses_end_the_walk(self):
+        pts = [pt(1000, 50), pt(2000, 300), pt(3000, 300), pt(4000, 50)]
+        c = slo.capacity(pts, EXP, 2)
+        self.assertEqual(c["max_load"], 1000.0)
+        self.assertEqual(c["first_miss"], 2000.0)
+        self.assertIn("2 consecutive misses", c["ended_by"])
+
+    def test_stop_after_zero_walks_everything(self):
+        pts = [pt(1000, 50), pt(2000, 300), pt(3000, 300), pt(4000, 50)]
+        self.assertEqual(slo.capacity(pts, EXP, 0)["max_load"], 4000.0)
+
+    def test_unknown_points_are_skipped_not_counted(self):
+        lag = ["sender p99 lag 99 us > 50 us: the sender could not keep up"]
+        pts = [pt(1000, 50), pt(2000, 300), pt(3000, 9999, valid=False, reasons=lag),
+               pt(4000, 60)]
+        c = slo.capacity(pts, EXP, 2)
+        self.assertEqual(c["max_load"], 4000.0)
+        self.assertEqual(c["unknown"], [3000.0])
+
+    def test_order_of_points_does_not_matter(self):
+        pts = [pt(3000, 300), pt(1000, 50), pt(2000, 60)]
+        self.assertEqual(slo.capacity(pts, EXP, 2)["max_load"], 2000.0)
+
+    def test_nothing_met(self):
+        c = slo.capacity([pt(1000, 900), pt(2000, 900)], EXP, 2)
+        self.assertEqual(c["max_load"], 0.0)
+        self.assertIsNone(c["p99_at_max"])
+
+
+class Table(unittest.TestCase):
+    def cfg(self, name, preemptive):
+        return {"name": name, "label": name, "preemptive": preemptive}
+
+    def test_ratio_to_the_best_non_preemptive(self):
+        configs = [self.cfg("jiffy", True), self.cfg("rtc", False), self.cfg("peer", False)]
+        points = {"jiffy": [pt(1000, 50), pt(2000, 50), pt(3000, 50), pt(4000, 50)],
+                  "rtc": [pt(1000, 50), pt(2000, 300), pt(3000, 300)],
+                  "peer": [pt(1000, 50), pt(2000, 50), pt(3000, 300), pt(4000, 300)]}
+        rows = {r["config"]["name"]: r for r in slo.table(EXP, points, configs, 2)}
+        self.assertEqual(rows["jiffy"]["ratio"], (2.0, ""))  # 4000 / best baseline 2000
+        self.assertEqual(rows["peer"]["ratio"], (1.0, ""))
+        text = slo.format_table(EXP, list(rows.values()))
+        self.assertIn("| jiffy | yes | 4,000 | 50 | - | 2.0x |", text)
+
+    def test_bound_when_no_baseline_met_anything(self):
+        configs = [self.cfg("jiffy", True), self.cfg("rtc", False)]
+        points = {"jiffy": [pt(1000, 50), pt(2000, 50)], "rtc": [pt(1000, 900), pt(2000, 900)]}
+        rows = {r["config"]["name"]: r for r in slo.table(EXP, points, configs, 2)}
+        self.assertEqual(rows["jiffy"]["ratio"], (2.0, ">"))  # more than 2000 / 1000
+        text = slo.format_table(EXP, list(rows.values()))
+        self.assertIn("| rtc | no | < 1,000 | - | 1,000 | - |", text)
+        self.assertIn(">2.0x", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
