@@ -39,13 +39,16 @@ def report(doc, by_exp, outdir, meta=None, log=print):
     """Print and write the SLO tables; draw the plots. Return the paths written."""
     stop_after = doc["run"]["stop_after"]
     md, written = [], []
-    where = ""
+    where = noise = ""
     if meta:
         m = meta.get("machine", {})
         where = (f"{m.get('cpu', '?')}, {len(m.get('cpus_allowed', []))} CPUs, "
                  f"Linux {m.get('kernel', '?')}; server on CPU {meta.get('server_cpu')}, "
                  f"jiffy-load on CPU {meta.get('load_cpu')}; commit {meta.get('commit')}, "
                  f"{meta.get('date')}")
+        st = meta.get("stalls", {})
+        noise = "; ".join(f"{k}: {sweep.describe_stalls({int(c): v for c, v in st[k].items()})}"
+                          for k in ("before", "after") if k in st)
     for exp in doc["experiments"]:
         points = by_exp.get(exp["name"], {})
         configs = [c for c in exp["configs"] if c["name"] in points]
@@ -67,7 +70,9 @@ def report(doc, by_exp, outdir, meta=None, log=print):
             written.append(png)
     path = os.path.join(outdir, "slo.md")
     with open(path, "w") as f:
-        f.write((f"Measured on {where}\n\n" if where else "") + "\n".join(md))
+        f.write((f"Measured on {where}\n\n" if where else "")
+                + (f"Hypervisor stalls with both CPUs busy ({noise})\n\n" if meta and noise else "")
+                + "\n".join(md))
     written.insert(0, path)
     return written
 
