@@ -15,6 +15,7 @@ import argparse
 import datetime
 import json
 import os
+import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -77,6 +78,10 @@ def report(doc, by_exp, outdir, meta=None, log=print):
     return written
 
 
+def _terminate(signum, frame):
+    raise KeyboardInterrupt  # ends a sweep as Ctrl-C does: servers killed, settings restored
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -118,6 +123,8 @@ def main(argv=None):
         return 2
 
     t0 = datetime.datetime.now()
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)  # also when started in the background (SIG_IGN)
     try:
         results = sw.run()
     except KeyboardInterrupt:

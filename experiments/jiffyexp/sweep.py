@@ -233,6 +233,9 @@ class Sweep:
                                 timeout=ro["duration_s"] + 60)
         except subprocess.TimeoutExpired:
             lg = None
+        except BaseException:
+            srv.kill()  # interrupted: no server may outlive the sweep
+            raise
         b1, s1, t1 = busy_ticks(), srv.cpu_ticks(), time.monotonic()
         died = not srv.alive()
         status, last = srv.stop()
@@ -293,14 +296,17 @@ class Sweep:
         return point
 
     def run_experiment(self, exp):
+        """Load by load, every configuration still going at each load: the host's noise comes in
+        periods of minutes, and interleaving makes a noisy period hit every configuration at
+        the same loads instead of one configuration's whole curve."""
         stop_after = self.run_opts["stop_after"]
-        points = {}
-        for cfg in exp["configs"]:
-            if self.only and not any(o in cfg["name"] for o in self.only):
-                continue
-            points[cfg["name"]] = []
-            misses = 0
-            for load in exp["loads"]:
+        configs = [c for c in exp["configs"]
+                   if not self.only or any(o in c["name"] for o in self.only)]
+        points = {c["name"]: [] for c in configs}
+        misses = {c["name"]: 0 for c in configs}
+        going = list(configs)
+        for load in exp["loads"]:
+            for cfg in list(going):
                 p = self.run_point(exp, cfg, load)
                 points[cfg["name"]].append(p)
                 st, why = slo.status(p, exp)
@@ -310,10 +316,14 @@ class Sweep:
                 if p.get("server_error") and "did not print READY" in p["server_error"]:
                     self.log(f"    {cfg['name']}: the server does not start; skipping its "
                              "other loads")
-                    break
-                misses = misses + 1 if st == slo.MISSES else 0 if st == slo.MEETS else misses
-                if stop_after and misses >= stop_after:
-                    break
+                    going.remove(cfg)
+                    continue
+                n = misses[cfg["name"]]
+                misses[cfg["name"]] = n + 1 if st == slo.MISSES else 0 if st == slo.MEETS else n
+                if stop_after and misses[cfg["name"]] >= stop_after:
+                    going.remove(cfg)
+            if not going:
+                break
         return points
 
     def run(self):
