@@ -465,20 +465,27 @@ static void *xcpu_sender(void *arg)
 static int xcpu_once_raw(struct xcpu_run *r);
 
 /*
- * Of @reps runs that took @ns[k] of work time while receiving @events[k] signals (or timer
- * expiries), against @base without any: the index of the fastest run, and in @cost[*n] the cost
- * per event of every run that received one.
+ * Of @reps runs that took @ns[k] of work time while receiving @events[k] events (signals, timer
+ * expiries, wake-ups), against @base without any: the index of the fastest run, or -1 when that
+ * one received none; *@best_cost = its cost per event, *@med_cost = the median cost per event
+ * over the runs that received any.
  */
-static int best_run_costs(const uint64_t *ns, const uint64_t *events, int reps, uint64_t base,
-			  double *cost, int *n)
+static int run_costs(const uint64_t *ns, const uint64_t *events, int reps, uint64_t base,
+		     double *best_cost, double *med_cost)
 {
-	int best = 0;
-	for (int k = 0; k < reps; k++) {
+	double cost[64];
+	int best = 0, n = 0;
+
+	for (int k = 0; k < reps && k < 64; k++) {
 		if (ns[k] < ns[best])
 			best = k;
 		if (events[k])
-			cost[(*n)++] = ((double)ns[k] - (double)base) / (double)events[k];
+			cost[n++] = ((double)ns[k] - (double)base) / (double)events[k];
 	}
+	if (!events[best])
+		return -1;
+	*best_cost = ((double)ns[best] - (double)base) / (double)events[best];
+	*med_cost = ph_median(cost, (size_t)n);
 	return best;
 }
 
@@ -525,8 +532,6 @@ int ph_raw_xcpu_signal(int sig, uint64_t interval_ns, uint64_t work_ns, int reps
 	struct sigaction old;
 	struct xcpu_run r;
 	uint64_t base = UINT64_MAX;
-	double cost[64];
-	int n = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->interval_ns = interval_ns;
@@ -574,15 +579,14 @@ int ph_raw_xcpu_signal(int sig, uint64_t interval_ns, uint64_t work_ns, int reps
 		send_ns += r.send_ns;
 	}
 	sigaction(sig, &old, NULL);
-	int best = best_run_costs(with_ns, with_sig, reps, base, cost, &n);
-	if (!with_sig[best]) {
+	int best = run_costs(with_ns, with_sig, reps, base, &out->rx_cost_ns, &out->rx_cost_med_ns);
+	if (best < 0) {
+		free(r.send_each);
 		snprintf(out->why, sizeof(out->why), "no signal arrived");
 		return -1;
 	}
 	out->ok = 1;
 	out->signals = with_sig[best];
-	out->rx_cost_ns = ((double)with_ns[best] - (double)base) / (double)with_sig[best];
-	out->rx_cost_med_ns = ph_median(cost, (size_t)n);
 	/* The median tgkill: a sender descheduled inside one call must not count. */
 	ph_sort_u64(r.send_each, r.nsend);
 	out->tx_cost_ns = r.nsend ? (double)ph_pct_u64(r.send_each, r.nsend, 50)
@@ -718,8 +722,6 @@ int ph_raw_posix_timer(int sig, uint64_t period_ns, uint64_t work_ns, int reps,
 	struct sigaction old;
 	struct ptimer_run r;
 	uint64_t base = UINT64_MAX, with_ns[64], wall[64], deliv[64], over[64];
-	double cost[64];
-	int n = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->period_ns = period_ns;
@@ -761,16 +763,14 @@ int ph_raw_posix_timer(int sig, uint64_t period_ns, uint64_t work_ns, int reps,
 		over[k] = r.overruns;
 	}
 	sigaction(sig, &old, NULL);
-	int best = best_run_costs(with_ns, deliv, reps, base, cost, &n);
-	if (!deliv[best]) {
+	int best = run_costs(with_ns, deliv, reps, base, &out->cost_ns, &out->cost_med_ns);
+	if (best < 0) {
 		snprintf(out->why, sizeof(out->why), "the timer never fired");
 		return -1;
 	}
 	out->ok = 1;
 	out->delivered = deliv[best];
 	out->overruns = over[best];
-	out->cost_ns = ((double)with_ns[best] - (double)base) / (double)deliv[best];
-	out->cost_med_ns = ph_median(cost, (size_t)n);
 	out->rate_per_s = (double)deliv[best] * 1e9 / (double)wall[best];
 	return 0;
 }
@@ -800,8 +800,6 @@ int ph_raw_colocated_sleeper(uint64_t period_ns, uint64_t work_ns, int reps,
 {
 	uint64_t iters = ph_iters_for_ns((double)work_ns), base = UINT64_MAX, sink = 0;
 	uint64_t with_ns[64], wakes[64];
-	double cost[64];
-	int n = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->period_ns = period_ns;
@@ -827,15 +825,13 @@ int ph_raw_colocated_sleeper(uint64_t period_ns, uint64_t work_ns, int reps,
 		wakes[k] = s.wakes;
 	}
 	pin_self(cpu_first);
-	int best = best_run_costs(with_ns, wakes, reps, base, cost, &n);
-	if (!wakes[best]) {
+	int best = run_costs(with_ns, wakes, reps, base, &out->cost_ns, &out->cost_med_ns);
+	if (best < 0) {
 		snprintf(out->why, sizeof(out->why), "the sleeper never woke");
 		return -1;
 	}
 	out->ok = 1;
 	out->wakes = wakes[best];
-	out->cost_ns = ((double)with_ns[best] - (double)base) / (double)wakes[best];
-	out->cost_med_ns = ph_median(cost, (size_t)n);
 	out->wake_every_ns = (double)with_ns[best] / (double)wakes[best];
 	__asm__ volatile("" : : "r"(sink)); /* keep the work */
 	return 0;
