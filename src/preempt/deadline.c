@@ -60,21 +60,20 @@ static uint64_t due_ns(struct runtime *rt, struct worker *w)
 }
 
 /*
- * The TSC value at jf_now_ns() time @when, never early (a safepoint that fired a few ns before
- * the due time would find the quantum not over, skip and fire again): converted as a distance
- * from now, rounded up, so no error accumulates with the time since calibration. 1: at once
- * (0 means "never").
+ * The TSC value at jf_now_ns() time @when (it is @now), never early (a safepoint that fired a few
+ * ns before the due time would find the quantum not over, skip and fire again): converted as a
+ * distance from now, rounded up, so no error accumulates with the time since calibration.
+ * 1: at once (0 means "never").
  */
-static uint64_t tsc_at(uint64_t when)
+static uint64_t tsc_at(uint64_t when, uint64_t now)
 {
-	uint64_t now = jf_now_ns();
 	return when > now ? __rdtsc() + jf_ns_to_tsc_ticks(when - now) : 1;
 }
 
 /* Make @w's next safepoint at or after @when (ns) enter the runtime, unless one is due sooner. */
-static void lower(struct worker *w, uint64_t when)
+static void lower(struct worker *w, uint64_t when, uint64_t now)
 {
-	uint64_t tsc = tsc_at(when), cur;
+	uint64_t tsc = tsc_at(when, now), cur;
 
 	cur = __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED);
 	while ((cur == 0 || cur > tsc) &&
@@ -88,16 +87,15 @@ static void deadline_on_run(struct worker *w, uint64_t now)
 	struct runtime *rt = jf_rt;
 	uint64_t when = due_ns(rt, w);
 
-	(void)now;
 	if (when != UINT64_MAX) {
-		__atomic_store_n(&w->ptls->poll, tsc_at(when), __ATOMIC_RELAXED);
+		__atomic_store_n(&w->ptls->poll, tsc_at(when, now), __ATOMIC_RELAXED);
 		return;
 	}
 	__atomic_store_n(&w->ptls->poll, 0, __ATOMIC_RELAXED);
 	jf_smp_mb(); /* pairs with the one in deadline_on_work() */
 	when = due_ns(rt, w);
 	if (when != UINT64_MAX)
-		lower(w, when);
+		lower(w, when, now);
 }
 
 static void deadline_on_work(struct worker *self, struct worker *target)
@@ -108,12 +106,12 @@ static void deadline_on_work(struct worker *self, struct worker *target)
 		return; /* in its scheduler loop: it finds the work itself */
 	uint64_t when = due_ns(jf_rt, target);
 	if (when != UINT64_MAX)
-		lower(target, when);
+		lower(target, when, jf_now_ns());
 }
 
 static void deadline_kick(struct worker *w)
 {
-	lower(w, 1);
+	lower(w, 0, 0); /* due at once */
 }
 
 const struct jf_preempt_mech jf_mech_deadline = {
