@@ -1,0 +1,80 @@
+/*
+ * sim/dist.h - service-time distributions and the time syntax, as jiffy-load spells them.
+ *
+ * Owns: parsing of --dist specifications (load/src/spec.rs's syntax: fixed:T, exp:MEAN,
+ * lognormal:MEAN:SD, bimodal:P:S1:S2, trimodal:P1:S1:P2:S2:S3; plus pareto:MEAN:ALPHA and
+ * file:PATH), their request classes (bimodal -> short,long; trimodal -> short,medium,long; file
+ * -> the names in the file; else all) and drawing from them.
+ * Invariants: a parsed distribution is immutable (sampling takes the stream, not the
+ * distribution, as mutable state); every malformed input is an error message naming the spec and
+ * the part that is wrong, never an abort.
+ */
+#ifndef JIFFY_SIM_DIST_H
+#define JIFFY_SIM_DIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rng.h"
+
+#define SIM_MAX_CLASSES 8
+#define SIM_CLASS_NAME_MAX 24
+#define SIM_SPEC_MAX 512
+
+enum sim_dist_kind {
+	SIM_DIST_FIXED,
+	SIM_DIST_EXP,
+	SIM_DIST_LOGNORMAL,
+	SIM_DIST_MODES, /* bimodal, trimodal */
+	SIM_DIST_PARETO,
+	SIM_DIST_FILE,  /* the empirical distribution of a file's values */
+};
+
+/**
+ * struct sim_dist - a parsed --dist.
+ * @spec:     the text as given (jiffy-load's "dist" column).
+ * @mean_ns:  the distribution's mean (the file's sample mean for file:).
+ * @nclasses, @class_names: the request classes it draws (>= 1).
+ */
+struct sim_dist {
+	enum sim_dist_kind kind;
+	char spec[SIM_SPEC_MAX];
+	double mean_ns;
+	uint64_t fixed_ns;
+	double exp_mean_ns;
+	double ln_mu, ln_sigma;
+	double pareto_xm, pareto_alpha;
+	int nmodes;
+	double mode_cum[3]; /* cumulative probabilities; the last is 1 */
+	uint64_t mode_ns[3];
+	size_t nvals;       /* file: */
+	uint64_t *vals;
+	uint8_t *val_class;
+	int nclasses;
+	char class_names[SIM_MAX_CLASSES][SIM_CLASS_NAME_MAX];
+};
+
+/**
+ * sim_parse_duration_ns() - "10us", "0.5ms", "500ns", "1s" (also "µs") to nanoseconds, as
+ * jiffy-load parses them (a unit is required; non-negative, at most 1e15 ns).
+ * Return: 0, or -EINVAL with the reason (quoting @s) in @err.
+ */
+int sim_parse_duration_ns(const char *s, uint64_t *ns, char *err, size_t errlen);
+
+/** sim_parse_time_ns() - the same, unrounded (for costs such as 191.5ns or 0.36us). */
+int sim_parse_time_ns(const char *s, double *ns, char *err, size_t errlen);
+
+/**
+ * sim_dist_parse() - parse @spec into @d. file:PATH reads PATH: one value per line, "TIME
+ * [CLASS]" ('#' comments), at most SIM_MAX_CLASSES class names.
+ * Return: 0; -EINVAL (or -errno of a file error) with "--dist '<spec>': <reason>" in @err.
+ */
+int sim_dist_parse(struct sim_dist *d, const char *spec, char *err, size_t errlen);
+
+/** sim_dist_free() - free a file: distribution's values (safe on any parsed or zeroed dist). */
+void sim_dist_free(struct sim_dist *d);
+
+/** sim_dist_sample() - draw a service time (ns) from @r; its class index in *@klass. */
+uint64_t sim_dist_sample(const struct sim_dist *d, struct sim_rng *r, int *klass);
+
+#endif /* JIFFY_SIM_DIST_H */

@@ -1,0 +1,575 @@
+/*
+ * sim/main.c - jiffy-sim's command line: parse, run one simulation per load point, report.
+ *
+ * Owns: the flags (usage() lists them; docs/simulator.md explains them), their checking and the
+ * sweep. Every input error is a message naming the flag and the value, and exit status 2; a
+ * broken invariant found in a run (a policy bug) is exit status 1; success 0.
+ * The host CPU time of each run is printed on stderr only: stdout and the files jiffy-sim
+ * writes depend on nothing but the command line (same seed, same bytes).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jiffy/policy.h>
+
+#include "report.h"
+#include "sim.h"
+
+#define MAX_POINTS 256
+
+struct cli {
+	struct sim_config cfg;
+	struct sim_dist dist;
+	struct sim_trace trace;
+	const char *dist_spec, *arrivals, *mechanism, *calib, *classes, *slo;
+	const char *csv, *json, *label, *workload, *server_name;
+	double points[MAX_POINTS];
+	int npoints;
+	bool points_are_loads, quiet, warmup_set;
+	/* cost overrides, applied on top of the preset (< 0: not given) */
+	double receiver, sender, switch_cost, check, check_every, dispatch;
+	int sender_central; /* -1: not given */
+	int kick;           /* -1: not given */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: jiffy-sim [options]   (times take a unit: ns, us, ms, s)\n"
+"Simulates a Jiffy policy's own code on N workers in virtual time; reports like jiffy-load.\n"
+"  --cores N              simulated workers, 1..%d                                 [16]\n"
+"  --policy NAME          fifo, ws, rr, twoq, cfs, eevdf, central, lcbe, or ps (ideal\n"
+"                         processor sharing, not a Jiffy policy)                   [fifo]\n"
+"  --mechanism NAME       %s  [none]\n"
+"  --calib FILE           jiffy-calibrate --out FILE, for measured:MECH     [calib.json]\n"
+"  --quantum T            the runtime's quantum (JIFFY_QUANTUM_US)                [100us]\n"
+"cost model (overrides the mechanism's preset):\n"
+"  --receiver-cost T  --sender-cost T  --sender central|local  --switch-cost T\n"
+"  --check-cost T  --check-every T  --dispatch-cost T\n"
+"  --kick on|off          off: no wakeup preemption, only at due times (a timer core)\n"
+"policy parameters (docs/policies.md; defaults as in the runtime):\n"
+"  --rr-slice T  --twoq-long T  --cfs-latency T  --cfs-min-gran T  --cfs-wakeup-gran T\n"
+"  --eevdf-slice T  --central sq|mq  --central-preempted head|tail  --central-slo T\n"
+"  --lcbe-be-quantum T  --slo CLASS=T,...   (attr.slo_ns per request class)\n"
+"workload:\n"
+"  --dist SPEC            fixed:T, exp:MEAN, lognormal:MEAN:SD, bimodal:P:S1:S2,\n"
+"                         trimodal:P1:S1:P2:S2:S3, pareto:MEAN:ALPHA, file:PATH  [exp:10us]\n"
+"  --arrivals FILE        a trace instead: lines \"ARRIVAL SERVICE [CLASS]\"\n"
+"  --rate R | --load U    requests/s | utilisation (rate = U x cores / mean service)\n"
+"  --rates R,... | --loads U,...   a sweep: one run (and one set of rows) per value\n"
+"  --requests N           measured requests                                     [200000]\n"
+"  --warmup N             unmeasured requests before them                [requests / 10]\n"
+"  --drain T              measured requests unfinished this long after the\n"
+"                         window are lost (jiffy-load's --drain-ms)              [500ms]\n"
+"  --seed N               every random stream derives from it                       [1]\n"
+"  --block P:T            a request blocks once (I/O) with probability P for T\n"
+"  --yield-every T        a request yields after each T of its CPU time\n"
+"  --classes A,B,...      rename the classes (e.g. get,scan)\n"
+"  --check                conformance checks: work conservation, no task lost\n"
+"reports:\n"
+"  --csv FILE  --json FILE  --label L  --workload NAME [spin]  --server-name NAME  --quiet\n",
+		SIM_MAX_CORES, sim_costs_names());
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("jiffy-sim: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
+}
+
+/* --- values ------------------------------------------------------------------------------- */
+
+static int parse_u64(const char *flag, const char *v, uint64_t min, uint64_t *out)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (!*v || *end || errno || v[0] == '-')
+		return fail("%s '%s': not a whole number", flag, v);
+	if (x < min)
+		return fail("%s '%s': must be >= %llu", flag, v, (unsigned long long)min);
+	*out = x;
+	return 0;
+}
+
+static int parse_positive(const char *flag, const char *v, double *out)
+{
+	char *end;
+	double x = strtod(v, &end);
+
+	if (!*v || *end || !isfinite(x))
+		return fail("%s '%s': not a number", flag, v);
+	if (!(x > 0))
+		return fail("%s '%s': must be > 0", flag, v);
+	*out = x;
+	return 0;
+}
+
+static int parse_time(const char *flag, const char *v, uint64_t *out)
+{
+	char why[256];
+
+	if (sim_parse_duration_ns(v, out, why, sizeof(why)))
+		return fail("%s %s", flag, why);
+	return 0;
+}
+
+static int parse_cost(const char *flag, const char *v, double *out)
+{
+	char why[256];
+
+	if (sim_parse_time_ns(v, out, why, sizeof(why)))
+		return fail("%s %s", flag, why);
+	return 0;
+}
+
+static int parse_list(struct cli *c, const char *flag, const char *v, bool loads)
+{
+	char buf[4096], *save = NULL;
+
+	if (c->npoints)
+		return fail("%s: give one of --rate, --load, --rates, --loads", flag);
+	if (strlen(v) >= sizeof(buf))
+		return fail("%s: list too long", flag);
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (c->npoints == MAX_POINTS)
+			return fail("%s: more than %d values", flag, MAX_POINTS);
+		if (parse_positive(flag, tok, &c->points[c->npoints]))
+			return 2;
+		c->npoints++;
+	}
+	if (!c->npoints)
+		return fail("%s '%s': empty list", flag, v);
+	c->points_are_loads = loads;
+	return 0;
+}
+
+static int parse_choice(const char *flag, const char *v, const char *a, const char *b, bool *is_b)
+{
+	if (!strcmp(v, a) || !strcmp(v, b)) {
+		*is_b = !strcmp(v, b);
+		return 0;
+	}
+	return fail("%s '%s': expected %s or %s", flag, v, a, b);
+}
+
+static int parse_block(struct cli *c, const char *v)
+{
+	char buf[128], *colon, *end, why[256];
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	if (!(colon = strchr(buf, ':')))
+		return fail("--block '%s': expected P:T (probability, time), e.g. 0.1:20us", v);
+	*colon = '\0';
+	c->cfg.block_prob = strtod(buf, &end);
+	if (!buf[0] || *end || !(c->cfg.block_prob >= 0 && c->cfg.block_prob <= 1))
+		return fail("--block '%s': probability '%s' not in [0, 1]", v, buf);
+	if (sim_parse_duration_ns(colon + 1, &c->cfg.block_ns, why, sizeof(why)))
+		return fail("--block %s", why);
+	return 0;
+}
+
+/* --- options ------------------------------------------------------------------------------ */
+
+/* One flag and its value. Return: 0, or 2 after printing why. */
+static int option(struct cli *c, const char *f, const char *v)
+{
+	struct sim_config *cfg = &c->cfg;
+	struct jf_policy_tunables *t = &cfg->tun;
+	uint64_t u;
+	bool b;
+
+	if (!strcmp(f, "--cores")) {
+		if (parse_u64(f, v, 1, &u))
+			return 2;
+		if (u > SIM_MAX_CORES)
+			return fail("--cores '%s': at most %d", v, SIM_MAX_CORES);
+		cfg->cores = (int)u;
+	} else if (!strcmp(f, "--policy")) {
+		if (strcmp(v, "ps") && !jf_policy_find(v)) {
+			char names[256];
+			jf_policy_names(names, sizeof(names));
+			return fail("--policy '%s': unknown; available: %s, ps", v, names);
+		}
+		snprintf(cfg->policy, sizeof(cfg->policy), "%s", v);
+	} else if (!strcmp(f, "--mechanism")) {
+		c->mechanism = v;
+	} else if (!strcmp(f, "--calib")) {
+		c->calib = v;
+	} else if (!strcmp(f, "--quantum")) {
+		return parse_time(f, v, &t->quantum_ns);
+	} else if (!strcmp(f, "--receiver-cost")) {
+		return parse_cost(f, v, &c->receiver);
+	} else if (!strcmp(f, "--sender-cost")) {
+		return parse_cost(f, v, &c->sender);
+	} else if (!strcmp(f, "--switch-cost")) {
+		return parse_cost(f, v, &c->switch_cost);
+	} else if (!strcmp(f, "--check-cost")) {
+		return parse_cost(f, v, &c->check);
+	} else if (!strcmp(f, "--check-every")) {
+		return parse_cost(f, v, &c->check_every);
+	} else if (!strcmp(f, "--dispatch-cost")) {
+		return parse_cost(f, v, &c->dispatch);
+	} else if (!strcmp(f, "--sender")) {
+		if (parse_choice(f, v, "local", "central", &b))
+			return 2;
+		c->sender_central = b;
+	} else if (!strcmp(f, "--kick")) {
+		if (parse_choice(f, v, "off", "on", &b))
+			return 2;
+		c->kick = b;
+	} else if (!strcmp(f, "--rr-slice")) {
+		return parse_time(f, v, &t->rr_slice_ns);
+	} else if (!strcmp(f, "--twoq-long")) {
+		return parse_time(f, v, &t->twoq_long_ns);
+	} else if (!strcmp(f, "--cfs-latency")) {
+		return parse_time(f, v, &t->cfs_latency_ns);
+	} else if (!strcmp(f, "--cfs-min-gran")) {
+		return parse_time(f, v, &t->cfs_min_gran_ns);
+	} else if (!strcmp(f, "--cfs-wakeup-gran")) {
+		return parse_time(f, v, &t->cfs_wakeup_gran_ns);
+	} else if (!strcmp(f, "--eevdf-slice")) {
+		return parse_time(f, v, &t->eevdf_slice_ns);
+	} else if (!strcmp(f, "--central")) {
+		return parse_choice(f, v, "sq", "mq", &t->central_mq);
+	} else if (!strcmp(f, "--central-preempted")) {
+		return parse_choice(f, v, "tail", "head", &t->central_head);
+	} else if (!strcmp(f, "--central-slo")) {
+		return parse_time(f, v, &t->central_slo_ns);
+	} else if (!strcmp(f, "--lcbe-be-quantum")) {
+		return parse_time(f, v, &t->lcbe_be_quantum_ns);
+	} else if (!strcmp(f, "--slo")) {
+		c->slo = v;
+	} else if (!strcmp(f, "--dist")) {
+		c->dist_spec = v;
+	} else if (!strcmp(f, "--arrivals")) {
+		c->arrivals = v;
+	} else if (!strcmp(f, "--rate") || !strcmp(f, "--rates")) {
+		return parse_list(c, f, v, false);
+	} else if (!strcmp(f, "--load") || !strcmp(f, "--loads")) {
+		return parse_list(c, f, v, true);
+	} else if (!strcmp(f, "--requests")) {
+		return parse_u64(f, v, 1, &cfg->requests);
+	} else if (!strcmp(f, "--warmup")) {
+		c->warmup_set = true;
+		return parse_u64(f, v, 0, &cfg->warmup);
+	} else if (!strcmp(f, "--drain")) {
+		return parse_time(f, v, &cfg->drain_ns);
+	} else if (!strcmp(f, "--seed")) {
+		return parse_u64(f, v, 0, &cfg->seed);
+	} else if (!strcmp(f, "--block")) {
+		return parse_block(c, v);
+	} else if (!strcmp(f, "--yield-every")) {
+		return parse_time(f, v, &cfg->yield_every_ns);
+	} else if (!strcmp(f, "--classes")) {
+		c->classes = v;
+	} else if (!strcmp(f, "--csv")) {
+		c->csv = v;
+	} else if (!strcmp(f, "--json")) {
+		c->json = v;
+	} else if (!strcmp(f, "--label")) {
+		c->label = v;
+	} else if (!strcmp(f, "--workload")) {
+		c->workload = v;
+	} else if (!strcmp(f, "--server-name")) {
+		c->server_name = v;
+	} else {
+		return fail("unknown option '%s' (see --help)", f);
+	}
+	return 0;
+}
+
+static int parse_args(struct cli *c, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *f = argv[i];
+		char name[64];
+		const char *eq = strchr(f, '=');
+
+		if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
+			usage(stdout);
+			exit(0);
+		}
+		if (!strcmp(f, "--check")) {
+			c->cfg.check = true;
+			continue;
+		}
+		if (!strcmp(f, "--quiet")) {
+			c->quiet = true;
+			continue;
+		}
+		if (strncmp(f, "--", 2))
+			return fail("unexpected argument '%s' (see --help)", f);
+		if (eq && (size_t)(eq - f) < sizeof(name)) { /* --flag=value */
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - f), f);
+			if (option(c, name, eq + 1))
+				return 2;
+			continue;
+		}
+		if (i + 1 >= argc)
+			return fail("%s: missing value (see --help)", f);
+		if (option(c, f, argv[++i]))
+			return 2;
+	}
+	return 0;
+}
+
+/* --- after parsing ---------------------------------------------------------------------- */
+
+static int apply_costs(struct cli *c)
+{
+	char why[512];
+	struct sim_costs *k = &c->cfg.costs;
+
+	if (sim_costs_preset(k, c->mechanism ? c->mechanism : "none",
+			     c->calib ? c->calib : "calib.json", why, sizeof(why)))
+		return fail("%s", why);
+	if (!k->preempt && (c->receiver >= 0 || c->sender >= 0 || c->check_every >= 0))
+		return fail("--mechanism '%s' never preempts: interrupt costs would not apply",
+			    k->name);
+	if (c->receiver >= 0)
+		k->receiver_ns = c->receiver;
+	if (c->sender >= 0)
+		k->sender_ns = c->sender;
+	if (c->sender_central >= 0)
+		k->sender_central = c->sender_central;
+	if (c->kick >= 0)
+		k->no_kick = !c->kick;
+	if (c->switch_cost >= 0)
+		k->switch_ns = c->switch_cost;
+	if (c->check >= 0)
+		k->check_ns = c->check;
+	if (c->check_every >= 0)
+		k->check_every_ns = c->check_every;
+	if (c->dispatch >= 0)
+		k->dispatch_ns = c->dispatch;
+	if (k->check_ns > 0 && k->check_every_ns <= 0)
+		return fail("--check-cost: give --check-every too (how much work between checks)");
+	return 0;
+}
+
+static int class_of(const struct cli *c, const char *name)
+{
+	const char (*names)[SIM_CLASS_NAME_MAX];
+	int n = sim_class_names(&c->cfg, &names);
+
+	for (int k = 0; k < n; k++)
+		if (!strcmp(names[k], name))
+			return k;
+	return -1;
+}
+
+/* --slo CLASS=T,... (class names after --classes renaming). */
+static int apply_slo(struct cli *c)
+{
+	char buf[1024], *save = NULL;
+
+	if (!c->slo)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", c->slo);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		int k;
+		if (!eq)
+			return fail("--slo '%s': '%s' is not CLASS=TIME", c->slo, tok);
+		*eq = '\0';
+		if ((k = class_of(c, tok)) < 0)
+			return fail("--slo '%s': no class '%s' in this workload", c->slo, tok);
+		if (parse_time("--slo", eq + 1, &c->cfg.slo_ns[k]))
+			return 2;
+	}
+	return 0;
+}
+
+/* --classes A,B,...: rename the workload's classes, in order. */
+static int apply_classes(struct cli *c)
+{
+	char buf[1024], *save = NULL;
+	char (*names)[SIM_CLASS_NAME_MAX] = c->cfg.trace ? c->trace.class_names
+							 : c->dist.class_names;
+	int n = c->cfg.trace ? c->trace.nclasses : c->dist.nclasses, k = 0;
+
+	if (!c->classes)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", c->classes);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), k++) {
+		if (k == n)
+			return fail("--classes '%s': the workload has %d class(es)", c->classes, n);
+		if (strlen(tok) >= SIM_CLASS_NAME_MAX || !strcmp(tok, "overall"))
+			return fail("--classes '%s': bad name '%s'", c->classes, tok);
+		snprintf(names[k], SIM_CLASS_NAME_MAX, "%s", tok);
+	}
+	if (k != n)
+		return fail("--classes '%s': the workload has %d class(es)", c->classes, n);
+	return 0;
+}
+
+static int load_workload(struct cli *c)
+{
+	char why[1024];
+
+	if (c->arrivals && c->dist_spec)
+		return fail("--dist and --arrivals exclude each other (a trace has its own "
+			    "service times)");
+	if (c->arrivals) {
+		if (sim_trace_load(&c->trace, c->arrivals, why, sizeof(why)))
+			return fail("%s", why);
+		c->cfg.trace = &c->trace;
+		if (!c->warmup_set)
+			c->cfg.warmup = 0;
+		return 0;
+	}
+	if (sim_dist_parse(&c->dist, c->dist_spec ? c->dist_spec : "exp:10us", why, sizeof(why)))
+		return fail("%s", why);
+	c->cfg.dist = &c->dist;
+	if (!c->warmup_set)
+		c->cfg.warmup = c->cfg.requests / 10;
+	return 0;
+}
+
+/* --- runs ------------------------------------------------------------------------------------ */
+
+static void server_name(const struct cli *c, char *buf, size_t len)
+{
+	const struct sim_config *cfg = &c->cfg;
+
+	if (c->server_name)
+		snprintf(buf, len, "%s", c->server_name);
+	else if (!strcmp(cfg->policy, "ps"))
+		snprintf(buf, len, "sim:ps");
+	else if (!strcmp(cfg->policy, "central"))
+		snprintf(buf, len, "sim:central%s%s/%s", cfg->tun.central_mq ? ":mq" : "",
+			 cfg->tun.central_head ? ":head" : "", cfg->costs.name);
+	else
+		snprintf(buf, len, "sim:%s/%s", cfg->policy, cfg->costs.name);
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One load point. Return: 0, 1 (violation) or 2 (input/IO error). */
+static int run_point(struct cli *c, double point, FILE *json, bool first)
+{
+	struct sim_config *cfg = &c->cfg;
+	struct sim_result res;
+	struct sim_report_info info;
+	const char (*names)[SIM_CLASS_NAME_MAX];
+	char err[512], server[160], dist[SIM_SPEC_MAX + 16];
+	double t0, cpu, load = 0;
+	int rc;
+
+	if (c->points_are_loads) {
+		load = point;
+		cfg->rate = round(sim_rate_for_load(cfg, load) * 1000.0) / 1000.0;
+	} else {
+		cfg->rate = point; /* 0 with a trace: as recorded */
+	}
+	t0 = cpu_seconds();
+	if ((rc = sim_run(cfg, &res, err, sizeof(err))) != 0)
+		return fail("%s", err);
+	cpu = cpu_seconds() - t0;
+	if (cfg->trace && cfg->rate == 0)
+		cfg->rate = round(cfg->trace->rate * 1000.0) / 1000.0;
+	server_name(c, server, sizeof(server));
+	if (cfg->trace)
+		snprintf(dist, sizeof(dist), "trace:%s", c->arrivals);
+	else
+		snprintf(dist, sizeof(dist), "%s", c->dist.spec);
+	sim_class_names(cfg, &names);
+	info = (struct sim_report_info){
+		.label = c->label ? c->label : "",
+		.server = server,
+		.workload = c->workload ? c->workload : "spin",
+		.dist = dist,
+		.class_names = names,
+		.load = load,
+	};
+	sim_report_human(stdout, cfg, &res, &info, c->quiet);
+	fflush(stdout);
+	if (!c->quiet)
+		fprintf(stderr, "jiffy-sim: %llu requests, %llu events in %.3f s CPU: %.2f M "
+				"requests/s, %.2f M events/s\n",
+			(unsigned long long)res.sent, (unsigned long long)res.events, cpu,
+			cpu > 0 ? (double)res.sent / cpu / 1e6 : 0.0,
+			cpu > 0 ? (double)res.events / cpu / 1e6 : 0.0);
+	rc = 0;
+	if (c->csv && sim_report_csv(c->csv, cfg, &res, &info, err, sizeof(err)))
+		rc = fail("%s", err);
+	if (json) {
+		fputs(first ? "" : ",\n", json);
+		sim_report_json(json, cfg, &res, &info);
+	}
+	if (res.violation[0]) {
+		fprintf(stderr, "jiffy-sim: error: %s\n", res.violation);
+		rc = rc ? rc : 1;
+	} else if (cfg->check && !c->quiet) {
+		printf("conformance: no task lost or duplicated%s\n",
+		       strcmp(cfg->policy, "fifo") ? ", no worker idle while work waits" : "");
+	}
+	sim_result_free(&res);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct cli c;
+	FILE *json = NULL;
+	int rc = 0;
+
+	sim_config_default(&c.cfg);
+	c.receiver = c.sender = c.switch_cost = c.check = c.check_every = c.dispatch = -1;
+	c.sender_central = c.kick = -1;
+	if ((rc = parse_args(&c, argc, argv)) != 0)
+		return rc;
+	if ((rc = apply_costs(&c)) || (rc = load_workload(&c)) || (rc = apply_classes(&c)) ||
+	    (rc = apply_slo(&c)))
+		goto out;
+	if (!c.npoints) {
+		if (!c.cfg.trace) {
+			rc = fail("give --rate, --load, --rates or --loads");
+			goto out;
+		}
+		c.points[c.npoints++] = 0;
+	}
+	if (c.json && !(json = fopen(c.json, "w"))) {
+		rc = fail("--json %s: %s", c.json, strerror(errno));
+		goto out;
+	}
+	if (json && c.npoints > 1)
+		fputs("[\n", json);
+	for (int i = 0; i < c.npoints && rc != 2; i++) {
+		int r = run_point(&c, c.points[i], json, i == 0);
+		if (r > rc)
+			rc = r;
+	}
+	if (json) {
+		fputs(c.npoints > 1 ? "\n]\n" : "\n", json);
+		if (fclose(json) != 0 && rc == 0)
+			rc = fail("--json %s: %s", c.json, strerror(errno));
+	}
+out:
+	sim_dist_free(&c.dist);
+	sim_trace_free(&c.trace);
+	return rc;
+}
