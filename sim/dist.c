@@ -401,7 +401,7 @@ static uint64_t to_ns(double x)
 {
 	if (!(x < 1e15))
 		return (uint64_t)1e15; /* jiffy-load caps a draw at 1e15 ns (11.6 days) too */
-	return (uint64_t)llround(x);
+	return sim_round_u64(x);
 }
 
 uint64_t sim_dist_sample(const struct sim_dist *d, struct sim_rng *r, int *klass)

@@ -54,6 +54,12 @@ struct sim_dist {
 	char class_names[SIM_MAX_CLASSES][SIM_CLASS_NAME_MAX];
 };
 
+/* @x >= 0 rounded to the nearest integer (halves up) without a libm call: the hot paths. */
+static inline uint64_t sim_round_u64(double x)
+{
+	return (uint64_t)(x + 0.5);
+}
+
 /**
  * sim_parse_duration_ns() - "10us", "0.5ms", "500ns", "1s" (also "µs") to nanoseconds, as
  * jiffy-load parses them (a unit is required; non-negative, at most 1e15 ns).

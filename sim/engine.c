@@ -348,8 +348,13 @@ static void start(struct engine *e, int wi, struct task *t, uint64_t overhead)
 	t->t.last_worker = wi;
 	if (e->needs_time)
 		t->t.started_ns = e->now;
-	if (w->idle)
+	if (w->idle) {
+		if (e->cfg->park_after_ns && e->now - w->idle_since >= e->cfg->park_after_ns) {
+			overhead += e->cfg->wake_ns; /* it had parked: a futex wake-up */
+			e->res->parked_wakeups++;
+		}
 		set_idle(e, wi, false);
+	}
 	if (w->last_id != t->t.id) {
 		overhead += e->sw_ns;
 		e->res->switches++;

@@ -16,63 +16,66 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-struct sim_iheap {
-	int n;          /* entries in the heap */
-	int cap;        /* sources */
-	int *heap;      /* heap[i]: a source id */
-	int *pos;       /* pos[id]: its index in heap[], or -1 when it has no event */
-	uint64_t *key;  /* key[id]: its event time */
+struct sim_iheap_entry {
+	uint64_t key; /* event time */
+	int id;       /* its source */
 };
 
-static inline bool sim_iheap_less(const struct sim_iheap *h, int a, int b)
+struct sim_iheap {
+	int n;                       /* entries in the heap */
+	int cap;                     /* sources */
+	struct sim_iheap_entry *heap; /* keys inline: a sift touches one array */
+	int *pos;                    /* pos[id]: its index in heap[], or -1 when it has no event */
+};
+
+static inline bool sim_iheap_less(const struct sim_iheap_entry *a, const struct sim_iheap_entry *b)
 {
-	return h->key[a] < h->key[b] || (h->key[a] == h->key[b] && a < b);
+	return a->key < b->key || (a->key == b->key && a->id < b->id);
 }
 
-static inline void sim_iheap_swap(struct sim_iheap *h, int i, int j)
-{
-	int a = h->heap[i], b = h->heap[j];
-
-	h->heap[i] = b;
-	h->heap[j] = a;
-	h->pos[b] = i;
-	h->pos[a] = j;
-}
-
+/* Move the entry at @i up until its parent is not greater; positions kept. */
 static inline void sim_iheap_up(struct sim_iheap *h, int i)
 {
+	struct sim_iheap_entry x = h->heap[i];
+
 	while (i > 0) {
 		int parent = (i - 1) / 2;
-		if (!sim_iheap_less(h, h->heap[i], h->heap[parent]))
+		if (!sim_iheap_less(&x, &h->heap[parent]))
 			break;
-		sim_iheap_swap(h, i, parent);
+		h->heap[i] = h->heap[parent];
+		h->pos[h->heap[i].id] = i;
 		i = parent;
 	}
+	h->heap[i] = x;
+	h->pos[x.id] = i;
 }
 
 static inline void sim_iheap_down(struct sim_iheap *h, int i)
 {
+	struct sim_iheap_entry x = h->heap[i];
+
 	for (;;) {
-		int l = 2 * i + 1, r = l + 1, m = i;
-		if (l < h->n && sim_iheap_less(h, h->heap[l], h->heap[m]))
-			m = l;
-		if (r < h->n && sim_iheap_less(h, h->heap[r], h->heap[m]))
-			m = r;
-		if (m == i)
-			return;
-		sim_iheap_swap(h, i, m);
+		int l = 2 * i + 1, r = l + 1, m;
+		if (l >= h->n)
+			break;
+		m = r < h->n && sim_iheap_less(&h->heap[r], &h->heap[l]) ? r : l;
+		if (!sim_iheap_less(&h->heap[m], &x))
+			break;
+		h->heap[i] = h->heap[m];
+		h->pos[h->heap[i].id] = i;
 		i = m;
 	}
+	h->heap[i] = x;
+	h->pos[x.id] = i;
 }
 
 static inline int sim_iheap_init(struct sim_iheap *h, int sources)
 {
 	h->n = 0;
 	h->cap = sources;
-	h->heap = malloc(sizeof(int) * (size_t)sources);
+	h->heap = malloc(sizeof(*h->heap) * (size_t)sources);
 	h->pos = malloc(sizeof(int) * (size_t)sources);
-	h->key = malloc(sizeof(uint64_t) * (size_t)sources);
-	if (!h->heap || !h->pos || !h->key)
+	if (!h->heap || !h->pos)
 		return -1;
 	for (int i = 0; i < sources; i++)
 		h->pos[i] = -1;
@@ -83,7 +86,6 @@ static inline void sim_iheap_free(struct sim_iheap *h)
 {
 	free(h->heap);
 	free(h->pos);
-	free(h->key);
 }
 
 /* Source @id's next event is at @t (UINT64_MAX: it has none). */
@@ -94,30 +96,27 @@ static inline void sim_iheap_set(struct sim_iheap *h, int id, uint64_t t)
 	if (t == UINT64_MAX) {
 		if (i < 0)
 			return;
-		h->n--;
-		if (i != h->n) {
-			sim_iheap_swap(h, i, h->n);
-			h->pos[id] = -1;
+		h->pos[id] = -1;
+		if (i != --h->n) {
+			int moved = h->heap[h->n].id; /* the last entry fills the hole */
+			h->heap[i] = h->heap[h->n];
+			h->pos[moved] = i;
 			sim_iheap_up(h, i);
-			sim_iheap_down(h, i);
-		} else {
-			h->pos[id] = -1;
+			sim_iheap_down(h, h->pos[moved]);
 		}
 		return;
 	}
 	if (i < 0) {
 		i = h->n++;
-		h->heap[i] = id;
-		h->pos[id] = i;
-		h->key[id] = t;
+		h->heap[i] = (struct sim_iheap_entry){t, id};
 		sim_iheap_up(h, i);
 		return;
 	}
-	if (t < h->key[id]) {
-		h->key[id] = t;
+	if (t < h->heap[i].key) {
+		h->heap[i].key = t;
 		sim_iheap_up(h, i);
-	} else if (t > h->key[id]) {
-		h->key[id] = t;
+	} else if (t > h->heap[i].key) {
+		h->heap[i].key = t;
 		sim_iheap_down(h, i);
 	}
 }
@@ -129,8 +128,8 @@ static inline int sim_iheap_min(const struct sim_iheap *h, uint64_t *t)
 		*t = UINT64_MAX;
 		return -1;
 	}
-	*t = h->key[h->heap[0]];
-	return h->heap[0];
+	*t = h->heap[0].key;
+	return h->heap[0].id;
 }
 
 struct sim_theap_item {

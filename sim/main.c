@@ -46,7 +46,8 @@ static void usage(FILE *f)
 "  --cores N              simulated workers, 1..%d                                 [16]\n"
 "  --policy NAME          fifo, ws, rr, twoq, cfs, eevdf, central, lcbe, or ps (ideal\n"
 "                         processor sharing, not a Jiffy policy)                   [fifo]\n"
-"  --mechanism NAME       %s  [none]\n"
+"  --mechanism NAME       the preemption mechanism and its cost model [none]:\n"
+"                         %s\n"
 "  --calib FILE           jiffy-calibrate --out FILE, for measured:MECH     [calib.json]\n"
 "  --quantum T            the runtime's quantum (JIFFY_QUANTUM_US)                [100us]\n"
 "cost model (overrides the mechanism's preset):\n"
@@ -70,6 +71,10 @@ static void usage(FILE *f)
 "  --seed N               every random stream derives from it                       [1]\n"
 "  --block P:T            a request blocks once (I/O) with probability P for T\n"
 "  --yield-every T        a request yields after each T of its CPU time\n"
+"  --arrival-worker N     every request is enqueued from worker N (one receiver)\n"
+"                         instead of a random one (RSS)\n"
+"  --park-after T --wake-cost T   idle workers park after spinning T; a parked one\n"
+"                         starts its next task T late (JIFFY_SPIN_US; futex wake)\n"
 "  --classes A,B,...      rename the classes (e.g. get,scan)\n"
 "  --check                conformance checks: work conservation, no task lost\n"
 "reports:\n"
@@ -251,7 +256,10 @@ static int option(struct cli *c, const char *f, const char *v)
 	} else if (!strcmp(f, "--central-preempted")) {
 		return parse_choice(f, v, "tail", "head", &t->central_head);
 	} else if (!strcmp(f, "--central-slo")) {
-		return parse_time(f, v, &t->central_slo_ns);
+		if (parse_time(f, v, &t->central_slo_ns))
+			return 2;
+		if (t->central_slo_ns == 0)
+			return fail("--central-slo '%s': must be > 0 (a wait / SLO ratio)", v);
 	} else if (!strcmp(f, "--lcbe-be-quantum")) {
 		return parse_time(f, v, &t->lcbe_be_quantum_ns);
 	} else if (!strcmp(f, "--slo")) {
@@ -275,6 +283,16 @@ static int option(struct cli *c, const char *f, const char *v)
 		return parse_u64(f, v, 0, &cfg->seed);
 	} else if (!strcmp(f, "--block")) {
 		return parse_block(c, v);
+	} else if (!strcmp(f, "--arrival-worker")) {
+		if (parse_u64(f, v, 0, &u))
+			return 2;
+		if (u >= SIM_MAX_CORES)
+			return fail("--arrival-worker '%s': at most %d", v, SIM_MAX_CORES - 1);
+		cfg->arrival_worker = (int)u;
+	} else if (!strcmp(f, "--park-after")) {
+		return parse_time(f, v, &cfg->park_after_ns);
+	} else if (!strcmp(f, "--wake-cost")) {
+		return parse_time(f, v, &cfg->wake_ns);
 	} else if (!strcmp(f, "--yield-every")) {
 		return parse_time(f, v, &cfg->yield_every_ns);
 	} else if (!strcmp(f, "--classes")) {
@@ -378,7 +396,7 @@ static int class_of(const struct cli *c, const char *name)
 /* --slo CLASS=T,... (class names after --classes renaming). */
 static int apply_slo(struct cli *c)
 {
-	char buf[1024], *save = NULL;
+	char buf[1024], why[256], *save = NULL;
 
 	if (!c->slo)
 		return 0;
@@ -391,8 +409,8 @@ static int apply_slo(struct cli *c)
 		*eq = '\0';
 		if ((k = class_of(c, tok)) < 0)
 			return fail("--slo '%s': no class '%s' in this workload", c->slo, tok);
-		if (parse_time("--slo", eq + 1, &c->cfg.slo_ns[k]))
-			return 2;
+		if (sim_parse_duration_ns(eq + 1, &c->cfg.slo_ns[k], why, sizeof(why)))
+			return fail("--slo '%s': %s", c->slo, why);
 	}
 	return 0;
 }
@@ -460,6 +478,15 @@ static void server_name(const struct cli *c, char *buf, size_t len)
 		snprintf(buf, len, "sim:%s/%s", cfg->policy, cfg->costs.name);
 }
 
+/* @x to 9 significant digits: a rate derived from a load prints as what was simulated. */
+static double round9(double x)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.9g", x);
+	return strtod(buf, NULL);
+}
+
 static double cpu_seconds(void)
 {
 	struct timespec ts;
@@ -481,7 +508,9 @@ static int run_point(struct cli *c, double point, FILE *json, bool first)
 
 	if (c->points_are_loads) {
 		load = point;
-		cfg->rate = round(sim_rate_for_load(cfg, load) * 1000.0) / 1000.0;
+		if (!(sim_mean_service_ns(cfg) > 0))
+			return fail("--load %g: the mean service time is 0; give --rate", load);
+		cfg->rate = round9(sim_rate_for_load(cfg, load));
 	} else {
 		cfg->rate = point; /* 0 with a trace: as recorded */
 	}
@@ -490,7 +519,7 @@ static int run_point(struct cli *c, double point, FILE *json, bool first)
 		return fail("%s", err);
 	cpu = cpu_seconds() - t0;
 	if (cfg->trace && cfg->rate == 0)
-		cfg->rate = round(cfg->trace->rate * 1000.0) / 1000.0;
+		cfg->rate = round9(cfg->trace->rate);
 	server_name(c, server, sizeof(server));
 	if (cfg->trace)
 		snprintf(dist, sizeof(dist), "trace:%s", c->arrivals);

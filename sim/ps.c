@@ -114,7 +114,7 @@ static void advance(struct ps *s, double t)
 
 static uint64_t ns(double t)
 {
-	return (uint64_t)llround(t);
+	return sim_round_u64(t);
 }
 
 static void ps_complete(struct ps *s)

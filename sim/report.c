@@ -148,12 +148,12 @@ void sim_report_human(FILE *f, const struct sim_config *cfg, const struct sim_re
 			(unsigned long long)res->overall.lost, (double)res->run_ns / 1e9,
 			(unsigned long long)res->events);
 		fprintf(f, "preemptions %llu (interrupts %llu, skipped %llu, wakeup kicks %llu), "
-			   "switches %llu, steals %llu, max in flight %llu\n",
+			   "switches %llu, steals %llu, parked wake-ups %llu, max in flight %llu\n",
 			(unsigned long long)res->preempts, (unsigned long long)res->interrupts,
 			(unsigned long long)res->preempt_skipped,
 			(unsigned long long)res->wakeup_preempts,
 			(unsigned long long)res->switches, (unsigned long long)res->steals,
-			(unsigned long long)res->max_inflight);
+			(unsigned long long)res->parked_wakeups, (unsigned long long)res->max_inflight);
 		fprintf(f, "workers busy %.2f %% (overheads %.2f %%), central sender/dispatcher busy "
 			   "%.2f %%\n", 100 * res->busy_frac, 100 * res->overhead_frac,
 			100 * res->sender_frac);
@@ -394,6 +394,10 @@ static void json_config(FILE *f, const struct sim_config *cfg, const struct sim_
 	json_num(f, mean / 1e3);
 	fputs(", \"offered_utilisation\": ", f);
 	json_num(f, mean * cfg->rate / 1e9 / cfg->cores);
+	fprintf(f, ", \"arrival_worker\": %d, \"park_after_us\": ", cfg->arrival_worker);
+	json_num(f, (double)cfg->park_after_ns / 1e3);
+	fputs(", \"wake_cost_us\": ", f);
+	json_num(f, (double)cfg->wake_ns / 1e3);
 	fprintf(f, ", \"check\": %s}", cfg->check ? "true" : "false");
 }
 
@@ -438,11 +442,13 @@ void sim_report_json(FILE *f, const struct sim_config *cfg, const struct sim_res
 	json_num(f, (double)res->run_ns / 1e9);
 	fprintf(f, ",\n  \"sim\": {\"events\": %llu, \"preemptions\": %llu, \"interrupts\": %llu, "
 		   "\"preempt_skipped\": %llu, \"wakeup_preemptions\": %llu, \"switches\": %llu, "
-		   "\"steals\": %llu, \"max_inflight\": %llu, \"busy_frac\": ",
+		   "\"steals\": %llu, \"parked_wakeups\": %llu, \"max_inflight\": %llu, "
+		   "\"busy_frac\": ",
 		(unsigned long long)res->events, (unsigned long long)res->preempts,
 		(unsigned long long)res->interrupts, (unsigned long long)res->preempt_skipped,
 		(unsigned long long)res->wakeup_preempts, (unsigned long long)res->switches,
-		(unsigned long long)res->steals, (unsigned long long)res->max_inflight);
+		(unsigned long long)res->steals, (unsigned long long)res->parked_wakeups,
+		(unsigned long long)res->max_inflight);
 	json_num(f, res->busy_frac);
 	fputs(", \"overhead_frac\": ", f);
 	json_num(f, res->overhead_frac);

@@ -35,6 +35,7 @@ void sim_config_default(struct sim_config *cfg)
 	cfg->warmup = 20000;
 	cfg->drain_ns = 500 * UINT64_C(1000000);
 	cfg->seed = 1;
+	cfg->arrival_worker = -1;
 }
 
 int sim_class_names(const struct sim_config *cfg, const char (**names)[SIM_CLASS_NAME_MAX])
@@ -86,9 +87,9 @@ static uint64_t arrival_at(struct sim_source *s, uint64_t i)
 
 	if (tr)
 		return SIM_T0_NS +
-		       (uint64_t)llround((double)(tr->at_ns[i] - tr->at_ns[0]) * s->trace_scale);
+		       sim_round_u64((double)(tr->at_ns[i] - tr->at_ns[0]) * s->trace_scale);
 	s->clock_ns += -log(sim_rng_uniform_pos(&s->gaps)) * 1e9 / s->cfg->rate;
-	return (uint64_t)llround(s->clock_ns);
+	return sim_round_u64(s->clock_ns);
 }
 
 bool sim_source_next(struct sim_source *s, struct sim_request *r)
@@ -107,6 +108,8 @@ bool sim_source_next(struct sim_source *s, struct sim_request *r)
 		r->service_ns = sim_dist_sample(cfg->dist, &s->service, &r->klass);
 	}
 	r->from = (int)sim_rng_below(&s->placement, (uint32_t)cfg->cores);
+	if (cfg->arrival_worker >= 0)
+		r->from = cfg->arrival_worker;
 	r->blocks = cfg->block_prob > 0 && sim_rng_uniform(&s->block) < cfg->block_prob;
 	r->measured = i >= cfg->warmup;
 	if (i == cfg->warmup)
@@ -115,8 +118,8 @@ bool sim_source_next(struct sim_source *s, struct sim_request *r)
 		/* The window ends at the arrival after the last measured one (jiffy-load's window
 		 * is [warm-up, duration), and no request is sent after it). */
 		if (!cfg->trace)
-			s->w1 = (uint64_t)llround(s->clock_ns - log(sim_rng_uniform_pos(&s->gaps)) *
-							     1e9 / cfg->rate);
+			s->w1 = sim_round_u64(s->clock_ns - log(sim_rng_uniform_pos(&s->gaps)) *
+							    1e9 / cfg->rate);
 		else if (i + 1 < cfg->trace->n)
 			s->w1 = arrival_at(s, i + 1);
 		else
@@ -163,7 +166,7 @@ void sim_result_free(struct sim_result *res)
 static void record_into(struct sim_class *c, uint64_t lat_ns, uint64_t svc_ns)
 {
 	double sd = (double)lat_ns / (double)(svc_ns ? svc_ns : 1);
-	uint64_t milli = (uint64_t)llround(sd * 1000.0);
+	uint64_t milli = sim_round_u64(sd * 1000.0);
 
 	sim_hist_record(&c->lat, lat_ns ? lat_ns : 1);
 	sim_hist_record(&c->slow, milli ? milli : 1);
@@ -231,6 +234,9 @@ static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
 			    (unsigned long long)cfg->warmup, cfg->trace->n);
 	if (!(cfg->block_prob >= 0 && cfg->block_prob <= 1))
 		return fail(err, errlen, "--block: probability %g not in [0, 1]", cfg->block_prob);
+	if (cfg->arrival_worker >= cfg->cores)
+		return fail(err, errlen, "--arrival-worker %d: there are only %d workers",
+			    cfg->arrival_worker, cfg->cores);
 	if (cfg->costs.preempt && cfg->tun.quantum_ns == 0)
 		return fail(err, errlen, "--quantum 0ns: a preemptive mechanism needs a quantum > 0");
 	return 0;

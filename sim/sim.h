@@ -71,6 +71,12 @@ struct sim_trace {
  * @yield_every_ns: a request yields (JF_ENQ_YIELDED) after each @yield_every_ns of its own CPU
  *                time (0: never).
  * @slo_ns:       per class: attr.slo_ns of its tasks (central MQ); 0 none.
+ * @arrival_worker: the worker whose queue receives every request (enqueue's caller, as a
+ *                single receiver uthread spawning them would be); -1: a uniformly random one
+ *                (RSS over many flows), the default.
+ * @park_after_ns, @wake_ns: an idle worker parks after spinning @park_after_ns (0: it never
+ *                parks) and a parked worker starts its next task @wake_ns late (a futex
+ *                wake-up; ~20 us on the project's VM). Jiffy's JIFFY_SPIN_US.
  * @check:        conformance checks beyond the ones always made (docs/simulator.md): work
  *                conservation after every event (every policy but fifo) and, at the end, a
  *                drain in which every task must finish.
@@ -91,6 +97,9 @@ struct sim_config {
 	uint64_t block_ns;
 	uint64_t yield_every_ns;
 	uint64_t slo_ns[SIM_MAX_CLASSES];
+	int arrival_worker;
+	uint64_t park_after_ns;
+	uint64_t wake_ns;
 	bool check;
 };
 
@@ -128,6 +137,7 @@ struct sim_result {
 	uint64_t interrupts;      /* interrupts delivered (preempts + skipped) */
 	uint64_t switches;        /* runs started with another task than the worker's last */
 	uint64_t steals;          /* tasks taken by balance */
+	uint64_t parked_wakeups;  /* runs started by a worker that had parked */
 	uint64_t events;
 	uint64_t max_inflight;
 	double busy_frac;         /* worker time running tasks (incl. overheads) / cores x run */
