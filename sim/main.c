@@ -31,7 +31,7 @@ struct cli {
 	const char *csv, *json, *label, *workload, *server_name;
 	double points[MAX_POINTS];
 	int npoints;
-	bool points_are_loads, quiet, warmup_set;
+	bool points_are_loads, quiet, warmup_set, requests_set;
 	/* cost overrides, applied on top of the preset (< 0: not given) */
 	double receiver, sender, switch_cost, check, check_every, dispatch;
 	int sender_central; /* -1: not given */
@@ -64,7 +64,7 @@ static void usage(FILE *f)
 "  --arrivals FILE        a trace instead: lines \"ARRIVAL SERVICE [CLASS]\"\n"
 "  --rate R | --load U    requests/s | utilisation (rate = U x cores / mean service)\n"
 "  --rates R,... | --loads U,...   a sweep: one run (and one set of rows) per value\n"
-"  --requests N           measured requests                                     [200000]\n"
+"  --requests N           measured requests                [200000; a trace: all of it]\n"
 "  --warmup N             unmeasured requests before them                [requests / 10]\n"
 "  --drain T              measured requests unfinished this long after the\n"
 "                         window are lost (jiffy-load's --drain-ms)              [500ms]\n"
@@ -273,6 +273,7 @@ static int option(struct cli *c, const char *f, const char *v)
 	} else if (!strcmp(f, "--load") || !strcmp(f, "--loads")) {
 		return parse_list(c, f, v, true);
 	} else if (!strcmp(f, "--requests")) {
+		c->requests_set = true;
 		return parse_u64(f, v, 1, &cfg->requests);
 	} else if (!strcmp(f, "--warmup")) {
 		c->warmup_set = true;
@@ -451,6 +452,8 @@ static int load_workload(struct cli *c)
 		c->cfg.trace = &c->trace;
 		if (!c->warmup_set)
 			c->cfg.warmup = 0;
+		if (!c->requests_set) /* the whole trace */
+			c->cfg.requests = c->trace.n > c->cfg.warmup ? c->trace.n - c->cfg.warmup : 1;
 		return 0;
 	}
 	if (sim_dist_parse(&c->dist, c->dist_spec ? c->dist_spec : "exp:10us", why, sizeof(why)))
