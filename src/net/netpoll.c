@@ -15,12 +15,21 @@
  *
  * Waking needs a worker (jf_sched_make_runnable): wakes decided elsewhere (jf_close() from a
  * plain pthread) go to a pending list that the next poll on a worker drains.
+ *
+ * Closing. A uthread's system call on a descriptor counts itself in pd->inflight before it
+ * checks that the descriptor is still registered; jf_close() unregisters, then waits until
+ * inflight is 0 before close(2). So no call of ours runs on a descriptor number while it is
+ * closed (and perhaps reused by another open): a call that comes later fails with EBADF. Until
+ * close(2) has returned, pd->closing keeps a call from adopting the still-open descriptor again
+ * (a receiver that did so registered itself as a waiter on a file about to be closed, and
+ * waited forever: net.netpoll under ASan, 1 run in ~10).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -53,10 +62,12 @@ struct pdesc {
 	uint32_t lock;
 	uint32_t gen;        /* bumped at each registration and close: epoll data carries it */
 	bool registered;
+	bool closing;        /* jf_close() between unregistering and close(2): no adoption */
 	dev_t dev;           /* the file registered, to notice a descriptor closed behind our back */
 	ino_t ino;
 	uint32_t seq[2];     /* readiness edges seen, per direction */
 	struct net_waiter *waiters[2];
+	uint32_t inflight;   /* uthreads inside a system call on it (net_io); jf_close waits for 0 */
 };
 
 int jf__net_waiters;
@@ -123,34 +134,68 @@ static struct pdesc *pd_lookup(int fd, bool create)
 	return c ? &c[(unsigned)fd % PD_CHUNK] : NULL;
 }
 
+static struct pdesc *pd_register_np(int fd, struct pdesc *pd, bool fresh, bool excl);
+
 /*
  * Register @fd (non-blocking, edge-triggered, both directions). @fresh: the caller just made
  * @fd, so any registration left from an earlier file with that number is stale. Return the
  * descriptor, or NULL with errno.
+ * Not preemptible: it holds the descriptor's spinlock (and np_init's mutex), and a preemption
+ * that polls would spin forever on the lock its own uthread holds (found under the timer
+ * mechanism: a uthread interrupted in jf_socket, its worker stuck in handle_events).
+ * Adopting a descriptor we did not make (!@fresh) is a call on it like any other: counted in
+ * inflight, so that it cannot overlap a jf_close() of the same number (see the top).
  */
 static struct pdesc *pd_register(int fd, bool fresh, bool excl)
 {
 	struct pdesc *pd;
 	struct stat st;
+	int e, rc;
+
+	jf_preempt_disable();
+	if ((rc = np_init()) != 0) {
+		pd = NULL;
+		errno = -rc;
+	} else if (!(pd = pd_lookup(fd, true))) {
+		errno = fd < 0 || fstat(fd, &st) != 0 ? EBADF : EMFILE;
+	} else if (fresh) {
+		pd = pd_register_np(fd, pd, fresh, excl);
+	} else {
+		__atomic_fetch_add(&pd->inflight, 1, __ATOMIC_SEQ_CST);
+		struct pdesc *got = NULL;
+		if (__atomic_load_n(&pd->closing, __ATOMIC_SEQ_CST))
+			errno = EBADF; /* being closed: not adopted again */
+		else
+			got = pd_register_np(fd, pd, fresh, excl);
+		e = errno;
+		__atomic_fetch_sub(&pd->inflight, 1, __ATOMIC_RELEASE);
+		errno = e;
+		pd = got;
+	}
+	e = errno;
+	jf_preempt_enable();
+	errno = e;
+	return pd;
+}
+
+static struct pdesc *pd_register_np(int fd, struct pdesc *pd, bool fresh, bool excl)
+{
+	struct stat st;
 	struct epoll_event e;
 	int fl, rc;
 
-	if ((rc = np_init()) != 0) {
-		errno = -rc;
-		return NULL;
-	}
 	if (fstat(fd, &st) != 0)
 		return NULL; /* EBADF */
 	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
 		errno = EPERM; /* epoll cannot watch files; they never block anyway */
 		return NULL;
 	}
-	pd = pd_lookup(fd, true);
-	if (!pd) {
-		errno = fd < 0 ? EBADF : EMFILE;
+	jf_spin_lock(&pd->lock);
+	if (pd->closing && !fresh) {
+		jf_spin_unlock(&pd->lock);
+		errno = EBADF; /* being closed: not adopted again */
 		return NULL;
 	}
-	jf_spin_lock(&pd->lock);
 	if (pd->registered && !fresh && pd->dev == st.st_dev && pd->ino == st.st_ino) {
 		jf_spin_unlock(&pd->lock);
 		if (excl) {
@@ -424,6 +469,35 @@ static uint64_t deadline_of(int64_t timeout_ns)
 	return jf_now_ns() + (uint64_t)timeout_ns;
 }
 
+typedef ssize_t (*io_op)(int fd, void *ctx);
+
+/*
+ * @op on @fd, counted in @pd->inflight so that jf_close() waits for it (see the top of the
+ * file), or EBADF when the descriptor was closed. Not preemptible: the count must not stay up
+ * while its uthread waits in a run queue (jf_close() would wait for it).
+ */
+static ssize_t pd_call(struct pdesc *pd, int fd, io_op op, void *ctx)
+{
+	ssize_t n;
+
+	jf_preempt_disable();
+	__atomic_fetch_add(&pd->inflight, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&pd->registered, __ATOMIC_SEQ_CST)) {
+		n = -1;
+		errno = EBADF;
+	} else {
+		n = op(fd, ctx);
+	}
+	__atomic_fetch_sub(&pd->inflight, 1, __ATOMIC_RELEASE);
+	jf_preempt_enable();
+	return n;
+}
+
+static ssize_t op_fstat(int fd, void *st)
+{
+	return fstat(fd, st);
+}
+
 /*
  * The calling uthread waits until @pd's direction @dir sees an edge after @seq (0), the
  * deadline passes (-ETIMEDOUT) or the descriptor is closed (-EBADF).
@@ -435,7 +509,7 @@ static int pd_wait(int fd, struct pdesc *pd, int dir, uint32_t seq, uint64_t dea
 	int result;
 
 	/* The slow path anyway: notice a descriptor closed with close(2) and reused meanwhile. */
-	if (fstat(fd, &st) != 0)
+	if (pd_call(pd, fd, op_fstat, &st) != 0)
 		return -EBADF;
 	if (st.st_dev != pd->dev || st.st_ino != pd->ino) {
 		if (!pd_register(fd, true, false))
@@ -529,8 +603,6 @@ static struct pdesc *pd_for_call(int fd, bool *nowait, bool check_nonblock)
 	return pd;
 }
 
-typedef ssize_t (*io_op)(int fd, void *ctx);
-
 /* Run @op until it does not say EAGAIN, waiting for direction @dir in between. */
 static ssize_t net_io(int fd, int dir, int64_t timeout_ns, io_op op, void *ctx, bool dontwait)
 {
@@ -549,7 +621,7 @@ static ssize_t net_io(int fd, int dir, int64_t timeout_ns, io_op op, void *ctx, 
 	}
 	for (;;) {
 		uint32_t seq = pd ? __atomic_load_n(&pd->seq[dir], __ATOMIC_ACQUIRE) : 0;
-		ssize_t n = op(fd, ctx);
+		ssize_t n = pd ? pd_call(pd, fd, op, ctx) : op(fd, ctx);
 		int r;
 
 		if (n >= 0)
@@ -593,11 +665,14 @@ int jf_close(int fd)
 	struct pdesc *pd = pd_lookup(fd, false);
 	struct net_waiter *chain = NULL;
 	struct worker *w;
+	int rc, e;
 
+	JF_RUNTIME_ENTER(); /* not preemptible while it holds the lock (see pd_register) */
 	if (pd) {
 		jf_spin_lock(&pd->lock);
 		if (pd->registered) {
-			__atomic_store_n(&pd->registered, false, __ATOMIC_RELAXED);
+			__atomic_store_n(&pd->closing, true, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&pd->registered, false, __ATOMIC_SEQ_CST);
 			pd->gen++;
 			take_waiters(pd, DIR_RD, -EBADF, &chain);
 			take_waiters(pd, DIR_WR, -EBADF, &chain);
@@ -606,15 +681,28 @@ int jf_close(int fd)
 		jf_spin_unlock(&pd->lock);
 	}
 	if (chain) {
-		JF_RUNTIME_ENTER();
 		w = jf_rt ? jf_this_worker() : NULL;
 		if (w)
 			wake_chain(w, chain);
 		else
 			defer_chain(chain);
+	}
+	JF_RUNTIME_LEAVE();
+	/* Calls that passed their check before the unregistering finish first (a non-blocking
+	 * system call each, on other workers: they cannot be preempted meanwhile). */
+	while (pd && __atomic_load_n(&pd->inflight, __ATOMIC_ACQUIRE))
+		sched_yield();
+	rc = close(fd);
+	e = errno;
+	if (pd) {
+		JF_RUNTIME_ENTER();
+		jf_spin_lock(&pd->lock);
+		__atomic_store_n(&pd->closing, false, __ATOMIC_RELAXED);
+		jf_spin_unlock(&pd->lock);
 		JF_RUNTIME_LEAVE();
 	}
-	return close(fd);
+	errno = e;
+	return rc;
 }
 
 int jf_fd_wait(int fd, int events, int64_t timeout_ns)

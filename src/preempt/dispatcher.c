@@ -276,17 +276,18 @@ int jf_timer_thread_start(struct runtime *rt)
 	}
 	pthread_getcpuclockid(rt->timer_thread, &rt->timer_cpu_clock);
 	pthread_setname_np(rt->timer_thread, "jiffy-timer");
-	rt->timer_thread_running = true;
+	/* Uthreads may already run (jf_preempt_stats reads the clock once this is set). */
+	__atomic_store_n(&rt->timer_thread_running, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
 void jf_timer_thread_stop(struct runtime *rt)
 {
-	if (!rt->timer_thread_running)
+	if (!__atomic_load_n(&rt->timer_thread_running, __ATOMIC_ACQUIRE))
 		return;
 	__atomic_store_n(&rt->timer_stop, 1, __ATOMIC_RELEASE);
 	pthread_join(rt->timer_thread, NULL);
-	rt->timer_thread_running = false;
+	__atomic_store_n(&rt->timer_thread_running, false, __ATOMIC_RELEASE);
 	free(tt);
 	tt = NULL;
 }

@@ -91,7 +91,8 @@ int jf_preempt_stats(struct jf_preempt_stats *out)
 	out->scans = __atomic_load_n(&rt->pt_scans, __ATOMIC_RELAXED);
 	out->signals_sent = __atomic_load_n(&rt->pt_signals, __ATOMIC_RELAXED);
 	out->flags_set = __atomic_load_n(&rt->pt_flags, __ATOMIC_RELAXED);
-	if (rt->timer_thread_running && clock_gettime(rt->timer_cpu_clock, &ts) == 0)
+	if (__atomic_load_n(&rt->timer_thread_running, __ATOMIC_ACQUIRE) &&
+	    clock_gettime(rt->timer_cpu_clock, &ts) == 0)
 		out->timer_cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	return 0;
 }

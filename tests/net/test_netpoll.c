@@ -8,6 +8,11 @@
  *  - jf_close() wakes a waiting uthread with EBADF;
  *  - errors come back as errors: bad descriptors, regular files, double registration, bad
  *    event masks, refused connections, descriptors closed with close(2) behind its back;
+ *  - closing races: receivers that keep calling jf_recvfrom() on a descriptor while another
+ *    uthread closes it all end with EBADF (none adopts the closing descriptor again and waits
+ *    on it forever); sockets made and closed in a loop while uthreads wait on descriptors and
+ *    preemption requests poll the netpoller (none deadlocks on a descriptor lock its own
+ *    uthread holds). Both were hangs, 1 run in ~10 of this file under ASan + preemption;
  *  - the calls also work outside the runtime (poll(2));
  *  - a busy worker notices a datagram for a waiting uthread at its scheduling points: on one
  *    worker whose other uthread computes without blocking, the receiver gets the datagram
@@ -377,6 +382,81 @@ static void test_busy_worker_polls(const char *mech)
 	CHECK(atomic_load(&got_while_spinning));
 }
 
+/* --- closing races ------------------------------------------------------------------------- */
+
+#define RACE_ROUNDS 150
+#define RACE_RECEIVERS 4
+#define CHURN_SOCKETS 3000
+
+static atomic_int race_fd;
+
+static void *race_receiver(void *arg)
+{
+	char buf[16];
+	(void)arg;
+	for (;;) {
+		ssize_t n = jf_recvfrom(atomic_load(&race_fd), buf, sizeof(buf), 0, NULL, NULL,
+					2000 * MS);
+		if (n < 0) {
+			if (errno == EBADF)
+				return (void *)1;
+			CHECK_EQ(errno, EAGAIN); /* a timeout would be a lost wakeup: ETIMEDOUT fails */
+		}
+	}
+}
+
+/* Sockets made and closed without end while @arg (a counter) is below the goal. */
+static void *churn(void *arg)
+{
+	atomic_int *made = arg;
+	while (atomic_load(made) < CHURN_SOCKETS) {
+		int fd = jf_socket(AF_INET, SOCK_DGRAM, 0);
+		CHECK(fd >= 0);
+		CHECK_EQ(jf_close(fd), 0);
+		atomic_fetch_add(made, 1);
+	}
+	return NULL;
+}
+
+static void test_close_races(void)
+{
+	jf_thread_t *r[RACE_RECEIVERS], *c;
+	atomic_int made = 0;
+	int pfd[2];
+
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		int fd = bound_socket(SOCK_DGRAM), cfd = jf_socket(AF_INET, SOCK_DGRAM, 0);
+		struct sockaddr_in a = loopback(bound_port(fd));
+
+		atomic_store(&race_fd, fd);
+		for (int i = 0; i < RACE_RECEIVERS; i++)
+			CHECK_EQ(jf_spawn(&r[i], NULL, race_receiver, NULL), 0);
+		for (int i = 0; i < 8; i++) /* receivers busy receiving, waking and re-waiting */
+			CHECK_EQ(jf_sendto(cfd, "x", 1, 0, (struct sockaddr *)&a, sizeof(a), JF_NO_TIMEOUT),
+				 1);
+		jf_yield();
+		CHECK_EQ(jf_close(fd), 0);
+		for (int i = 0; i < RACE_RECEIVERS; i++)
+			CHECK(jf_join(r[i], NULL) == 0);
+		CHECK_EQ(jf_close(cfd), 0);
+	}
+	/* Socket churn while a uthread waits on a pipe: every preemption request polls. */
+	CHECK_EQ(pipe(pfd), 0);
+	CHECK_EQ(jf_fd_register(pfd[0]), 0);
+	atomic_store(&race_fd, pfd[0]);
+	CHECK_EQ(jf_spawn(&c, NULL, churn, &made), 0);
+	while (atomic_load(&made) < CHURN_SOCKETS) {
+		char b;
+		CHECK_EQ(jf_read(pfd[0], &b, 1, 1 * MS), -1); /* waits: the netpoller is active */
+		CHECK_EQ(errno, ETIMEDOUT);
+	}
+	CHECK_EQ(jf_join(c, NULL), 0);
+	CHECK_EQ(jf_close(pfd[0]), 0);
+	close(pfd[1]);
+	printf("closing races: %d rounds of %d receivers closed under them, %d sockets churned: "
+	       "ok\n", RACE_ROUNDS, RACE_RECEIVERS, CHURN_SOCKETS);
+}
+
 /* --- outside the runtime --------------------------------------------------------------------- */
 
 static void test_outside_runtime(void)
@@ -405,6 +485,7 @@ static void *main_many(void *arg)
 	test_udp();
 	test_tcp();
 	test_timeouts_and_errors();
+	test_close_races();
 	return NULL;
 }
 
