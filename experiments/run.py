@@ -16,11 +16,12 @@ import datetime
 import json
 import os
 import signal
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from jiffyexp import config, servers, slo, sweep  # noqa: E402
+from jiffyexp import config, servers, simtwin, slo, sweep  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,7 +37,7 @@ def config_path(name):
     raise config.ConfigError(f"{name}: no such file, and not a preset ({', '.join(known)})")
 
 
-def report(doc, by_exp, outdir, meta=None, log=print):
+def report(doc, by_exp, outdir, meta=None, log=print, sim_bin=None):
     """Print and write the SLO tables; draw the plots. Return the paths written."""
     stop_after = doc["run"]["stop_after"]
     md, written = [], []
@@ -55,7 +56,24 @@ def report(doc, by_exp, outdir, meta=None, log=print):
         configs = [c for c in exp["configs"] if c["name"] in points]
         if not configs:
             continue
-        rows = slo.table(exp, points, configs, stop_after)
+        twins = []
+        if exp.get("sim") and sim_bin:
+            for name in exp["sim"]["configs"]:
+                cfg = next(c for c in exp["configs"] if c["name"] == name)
+                if name not in points:
+                    continue
+                try:
+                    pts = simtwin.run(sim_bin, ROOT, exp, cfg, exp["sim"], outdir, log)
+                except (simtwin.TwinError, OSError, subprocess.SubprocessError) as e:
+                    log(f"(no simulated twin of {name}: {e})")
+                    continue
+                twin = dict(cfg, name=name + "~sim", label=cfg["label"] + " [jiffy-sim twin]",
+                            preemptive=cfg["preemptive"], sim=True)
+                twins.append((twin, pts))
+        elif exp.get("sim"):
+            log(f"(no simulated twins for {exp['name']}: build/sim/jiffy-sim is not built)")
+        all_points = dict(points, **{t["name"]: p for t, p in twins})
+        rows = slo.table(exp, all_points, configs + [t for t, _ in twins], stop_after)
         text = slo.format_table(exp, rows)
         log("\n" + text)
         md.append(text)
@@ -65,6 +83,9 @@ def report(doc, by_exp, outdir, meta=None, log=print):
             log(f"(no plots: {e}; scripts/venv.sh makes an environment with matplotlib)")
             continue
         series = [{"label": c["label"], "points": points[c["name"]]} for c in configs]
+        index = {c["name"]: i for i, c in enumerate(configs)}
+        series += [{"label": t["label"], "points": p, "dashed": True,
+                    "twin_of": index[t["name"][:-len("~sim")]]} for t, p in twins]
         png = plot.plot_experiment(exp, series, os.path.join(outdir, f"{exp['name']}.png"),
                                    subtitle=where)
         if png:
@@ -76,6 +97,11 @@ def report(doc, by_exp, outdir, meta=None, log=print):
                 + "\n".join(md))
     written.insert(0, path)
     return written
+
+
+def find_sim(build):
+    path = os.path.join(ROOT, build, "sim", "jiffy-sim")
+    return path if os.access(path, os.X_OK) else None
 
 
 def _terminate(signum, frame):
@@ -101,7 +127,7 @@ def main(argv=None):
                 meta = json.load(f)
             doc = meta["sweep"]
             by_exp = sweep.read_points(os.path.join(args.replot, "points.jsonl"))
-            for p in report(doc, by_exp, args.replot, meta):
+            for p in report(doc, by_exp, args.replot, meta, sim_bin=find_sim(args.build)):
                 print(f"wrote {p}")
             return 0
         if not args.config:
@@ -133,7 +159,7 @@ def main(argv=None):
     with open(os.path.join(outdir, "meta.json")) as f:
         meta = json.load(f)
     by_exp = {exp["name"]: pts for exp, pts in results}
-    written = report(doc, by_exp, outdir, meta)
+    written = report(doc, by_exp, outdir, meta, sim_bin=find_sim(args.build))
     failed = [p for _, pts in results for ps in pts.values() for p in ps if p.get("load_error")]
     secs = (datetime.datetime.now() - t0).total_seconds()
     print(f"sweep took {secs:.0f} s; results in {outdir}:")

@@ -38,13 +38,16 @@ here runs anything.
     env = { JIFFY_SPIN_US = "20" } # anything else for the server's environment
     name = "jiffy-{policy}-{preempt}-q{quantum_us}"   # optional; placeholders from the fields
     label = "Jiffy twoq, deadline, q = {quantum_us} us" # optional, for legends
+
+    [experiment.sim]               # optional: jiffy-sim twins of Jiffy configurations, overlaid
+    configs = ["jiffy-twoq-deadline-q10"]   # (jiffyexp/simtwin.py documents the fields)
 """
 
 import itertools
 import re
 import tomllib
 
-from . import servers
+from . import servers, simtwin
 
 RUN_DEFAULTS = {
     "duration_s": 3.0,
@@ -188,7 +191,7 @@ def _experiment(path, index, exp_raw, run):
     if not isinstance(exp_raw, dict):
         raise ConfigError(f"{where}: must be a table")
     allowed = ("name", "title", "workload", "dist", "slo_class", "slo_p99_us", "loads", "config",
-               "mix", "scan_n", "keys", "service")
+               "mix", "scan_n", "keys", "service", "sim")
     _check_keys(where, exp_raw, allowed)
     name = exp_raw.get("name")
     if not isinstance(name, str) or not re.match(r"^[a-z0-9_-]+$", name):
@@ -244,6 +247,12 @@ def _experiment(path, index, exp_raw, run):
         raise ConfigError(f"{where}: configuration names must be unique; repeated: "
                           f"{', '.join(dup)} (give each a name, or use placeholders such as "
                           "{quantum_us})")
+    if "sim" in exp_raw:
+        try:
+            simtwin.check(where, exp_raw["sim"], exp)
+        except simtwin.TwinError as e:
+            raise ConfigError(str(e)) from None
+        exp["sim"] = dict(exp_raw["sim"])
     return exp
 
 

@@ -30,16 +30,21 @@ def _classes(exp, series):
 
 
 def plot_experiment(exp, series, path, subtitle=""):
-    """@series: [{"label", "points": [point with load, classes, ...], "dashed": bool}]"""
+    """@series: [{"label", "points": [point with load, classes, ...], "dashed": bool,
+    "twin_of": index of the series whose colour it takes (a simulated twin)}]"""
     classes = _classes(exp, series)
     if not classes:
         return None
     fig, axes = plt.subplots(2, len(classes), figsize=(5.2 * len(classes), 7.4), squeeze=False,
                              sharex=True)
     has_data = set()
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for k, s in enumerate(series):
-        style = dict(marker=MARKERS[k % len(MARKERS)], markersize=4, linewidth=1.4,
-                     linestyle="--" if s.get("dashed") else "-")
+        own = s.get("twin_of", k)
+        style = dict(marker=MARKERS[own % len(MARKERS)], markersize=4, linewidth=1.4,
+                     linestyle="--" if s.get("dashed") else "-",
+                     color=colours[own % len(colours)],
+                     markerfacecolor="none" if s.get("dashed") else None)
         for j, cls in enumerate(classes):
             for row, (key, _) in enumerate((("p99_us", "p99"), ("slow_p999", "p99.9 slow"))):
                 xs, ys, bad_x, bad_y = [], [], [], []
@@ -71,6 +76,8 @@ def plot_experiment(exp, series, path, subtitle=""):
         bottom.set_xlabel("offered load (thousand requests/s)")
         for row, ax in enumerate((top, bottom)):
             ax.grid(True, which="both", alpha=0.3)
+            if exp["loads"][-1] >= 20 * exp["loads"][0]:
+                ax.set_xscale("log")  # the peers' knees and Jiffy's are decades apart
             if (row, j) in has_data:
                 ax.set_yscale("log")
             else:

@@ -80,7 +80,8 @@ def table(exp, points_by_config, configs, stop_after):
     for cfg in configs:
         cap = capacity(points_by_config.get(cfg["name"], []), exp, stop_after)
         rows.append({"config": cfg, **cap})
-    baseline = [r["max_load"] for r in rows if not r["config"]["preemptive"]]
+    baseline = [r["max_load"] for r in rows
+                if not r["config"]["preemptive"] and not r["config"].get("sim")]
     best_base = max(baseline) if baseline else None
     lowest = exp["loads"][0]
     for r in rows:
