@@ -717,8 +717,19 @@ int jf_fd_wait(int fd, int events, int64_t timeout_ns)
 	}
 	if (!in_uthread()) {
 		struct pollfd p = {.fd = fd, .events = (short)events};
-		int ms = timeout_ns < 0 ? -1 : (int)(((uint64_t)timeout_ns + 999999u) / 1000000u);
-		int r = poll(&p, 1, ms);
+		int r;
+
+		for (;;) {
+			int ms = -1;
+
+			if (deadline != UINT64_MAX) {
+				uint64_t now = jf_now_ns();
+				ms = now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
+			}
+			r = poll(&p, 1, ms);
+			if (r >= 0 || errno != EINTR)
+				break; /* a signal (the caller's own, say) interrupted it: wait the rest */
+		}
 		if (r < 0)
 			return -1;
 		if (p.revents & POLLNVAL) {
@@ -741,8 +752,12 @@ int jf_fd_wait(int fd, int events, int64_t timeout_ns)
 		struct pollfd p = {.fd = fd, .events = (short)events};
 		int r;
 
-		if (poll(&p, 1, 0) < 0)
+		/* A preemption signal may land in it: poll(2) is never restarted, so ask again. */
+		if (poll(&p, 1, 0) < 0) {
+			if (errno == EINTR)
+				continue;
 			return -1;
+		}
 		if (p.revents & POLLNVAL) {
 			errno = EBADF;
 			return -1;
