@@ -3,7 +3,8 @@
 # experiments/configs/smoke.toml: two loads x two configurations x two workloads, ~20 s), and
 # that it refuses what it cannot run. Proves: every point ran and was recorded (points.jsonl,
 # jiffy-load's CSV rows per class and "overall" in results.csv), the SLO table printed for each
-# experiment, one PNG per experiment; a bad description or a missing binary exits 2 with a
+# experiment, one PNG per experiment, the simulated twin of the Jiffy configuration (jiffy-sim,
+# in the table and in sim.csv); a bad description or a missing binary exits 2 with a
 # message naming the problem, before anything runs.
 #   usage: test_experiments.sh BUILD_DIR
 # Env: JIFFY_LOAD (jiffy-load binary; default: scripts/build-load.sh builds it).
@@ -65,6 +66,10 @@ for exp in synth kv; do
 	((size > 20000)) || die "$exp.png is only $size bytes"
 	head -c 8 "$tmp/out/$exp.png" | od -An -c | grep -q 'P   N   G' || die "$exp.png is not a PNG"
 done
+grep -q 'jiffy-synth twoq deadline q=10us \[jiffy-sim twin\]' "$tmp/run.log" ||
+	die "no row for the simulated twin in the synth table"
+grep -q ',synth/jiffy-synth-twoq-deadline-q10~sim,\|^synth/jiffy-synth-twoq-deadline-q10~sim,' "$tmp/out/sim.csv" ||
+	die "sim.csv has no rows of the twin"
 npoints=$(wc -l <"$tmp/out/points.jsonl")
 [[ $npoints -eq 8 ]] || die "points.jsonl has $npoints points, want 8 (2 experiments x 2 configs x 2 loads)"
 "$py" - "$tmp/out" <<'EOF' || die "the recorded results do not add up"
