@@ -384,10 +384,19 @@ static void go_idle(struct engine *e, int wi)
 	resched(e, wi);
 }
 
-/* pick_next, then balance when the policy steals. */
+/*
+ * pick_next, then balance when the policy steals. With no task queued anywhere the worker goes
+ * idle without asking (a conforming policy answers NULL, and for the stealing ones the question
+ * reads every worker's queues): the speed of the common case at low and medium load. Under
+ * cfg->check the policy is asked anyway, so that one returning a task it does not hold is caught.
+ */
 static struct jf_task *pick(struct engine *e, int wi)
 {
-	struct jf_task *jt = e->ops->pick_next(&e->p, wi, pnow(e));
+	struct jf_task *jt;
+
+	if (e->nqueued == 0 && !e->cfg->check)
+		return NULL;
+	jt = e->ops->pick_next(&e->p, wi, pnow(e));
 
 	if (!jt && e->can_steal) {
 		jt = e->ops->balance(&e->p, wi, pnow(e));

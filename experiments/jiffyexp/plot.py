@@ -39,6 +39,9 @@ def plot_experiment(exp, series, path, subtitle=""):
                              sharex=True)
     has_data = set()
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    if sum(1 for s in series if "twin_of" not in s) > len(colours):
+        # more curves than the default cycle: 20 colours, so no two curves share colour and marker
+        colours = [plt.get_cmap("tab20")(i) for i in range(20)]
     for k, s in enumerate(series):
         own = s.get("twin_of", k)
         style = dict(marker=MARKERS[own % len(MARKERS)], markersize=4, linewidth=1.4,

@@ -139,10 +139,11 @@ static inline struct jf_task *taskq_steal_any(struct taskq *first, size_t stride
 		return NULL;
 	v = (int)(sched_next_rand(rng) % (uint64_t)n);
 	for (int i = 0; i < n; i++, v = v + 1 == n ? 0 : v + 1) {
+		struct taskq *vq = (struct taskq *)((char *)first + stride * (size_t)v);
 		struct jf_task *t;
-		if (v != self &&
-		    (t = taskq_steal_half((struct taskq *)((char *)first + stride * (size_t)v),
-					  into)) != NULL)
+
+		/* the count first, here: most queues are empty, and the steal is not inlined */
+		if (v != self && taskq_count(vq) != 0 && (t = taskq_steal_half(vq, into)) != NULL)
 			return t;
 	}
 	return NULL;

@@ -185,19 +185,45 @@ static struct jf_task *twoq_pick_next(struct jf_policy *p, int worker, uint64_t 
 	return hand(me, taskq_pop_head(&me->preq), TWOQ_PRE);
 }
 
-/* Idle: new work from anywhere; preempted work only when no worker has new work. */
+/*
+ * Idle: new work from anywhere; preempted work only when no worker has new work. One pass over
+ * the workers (from a pseudo-random start) tries each new queue that has work and notes the
+ * first other worker with preempted work; only when no new queue had any is that one (or, if
+ * it emptied meanwhile, any) preempted queue stolen from. Without the pass the idle path read
+ * every worker's counts three times (steal new, any new, steal preempted).
+ */
 static struct jf_task *twoq_balance(struct jf_policy *p, int worker, uint64_t now)
 {
 	struct twoq *s = twoq_of(p);
 	struct twoq_worker *me = &s->w[worker];
+	int n = s->nworkers, v, pre_victim = -1;
+	bool new_seen = false;
 	struct jf_task *t;
 
 	(void)now;
-	if ((t = steal(s, worker, false)) != NULL)
+	if ((t = taskq_pop_head(&me->newq)) != NULL) /* queued here since pick_next looked */
 		return hand(me, t, TWOQ_NEW);
-	if (any_new_work(s)) /* there is new work, but its queue was busy: try again next call */
+	if (n < 2)
 		return hand(me, NULL, TWOQ_IDLE);
-	return hand(me, steal(s, worker, true), TWOQ_PRE);
+	v = (int)(sched_next_rand(&me->rng) % (uint64_t)n);
+	for (int i = 0; i < n; i++, v = v + 1 == n ? 0 : v + 1) {
+		struct twoq_worker *vw = &s->w[v];
+
+		if (v == worker)
+			continue;
+		if (taskq_count(&vw->newq) != 0) {
+			if ((t = taskq_steal_half(&vw->newq, &me->newq)) != NULL)
+				return hand(me, t, TWOQ_NEW);
+			new_seen = true; /* its queue was busy (or just emptied) */
+		} else if (pre_victim < 0 && taskq_count(&vw->preq) != 0) {
+			pre_victim = v;
+		}
+	}
+	if (new_seen || pre_victim < 0) /* new work, but its queue was busy: try again next call */
+		return hand(me, NULL, TWOQ_IDLE);
+	if ((t = taskq_steal_half(&s->w[pre_victim].preq, &me->preq)) == NULL)
+		t = steal(s, worker, true);
+	return hand(me, t, TWOQ_PRE);
 }
 
 static bool twoq_has_work(struct jf_policy *p, int worker)
