@@ -16,25 +16,12 @@
 #include <string.h>
 
 #include "costs.h"
+#include "err.h"
 #include "json.h"
 
 #define CYCLES(c) ((c) / SIM_PAPER_GHZ)
 #define SHINJUKU_SWITCH_NS CYCLES(110.0)
 #define JIFFY_VM_SWITCH_NS 42.8
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 struct preset {
 	const char *name;
@@ -96,7 +83,7 @@ static char *read_file(const char *path, char *err, size_t errlen)
 	size_t len = 0, cap = 0, n;
 
 	if (!f) {
-		fail(err, errlen, "--calib '%s': %s (write it with jiffy-calibrate --out FILE)",
+		sim_fail(err, errlen, "--calib '%s': %s (write it with jiffy-calibrate --out FILE)",
 		     path, strerror(errno));
 		return NULL;
 	}
@@ -106,7 +93,7 @@ static char *read_file(const char *path, char *err, size_t errlen)
 			if (!nb || cap > (64u << 20)) {
 				free(nb ? nb : buf);
 				fclose(f);
-				fail(err, errlen, "--calib '%s': too large or out of memory", path);
+				sim_fail(err, errlen, "--calib '%s': too large or out of memory", path);
 				return NULL;
 			}
 			buf = nb;
@@ -145,20 +132,20 @@ static int measured_from(struct sim_costs *c, const char *doc, const char *mech,
 
 	if (sim_json_get(doc, fmt_path, 1, NULL, NULL, fmt, sizeof(fmt)) != SIM_JSON_STRING ||
 	    strcmp(fmt, "jiffy-calibrate/1"))
-		return fail(err, errlen, "--calib '%s': not a jiffy-calibrate/1 file (format '%s')",
+		return sim_fail(err, errlen, "--calib '%s': not a jiffy-calibrate/1 file (format '%s')",
 			    calib, fmt);
 	if (sim_json_get(doc, avail_path, 3, NULL, &avail, NULL, 0) != SIM_JSON_BOOL)
-		return fail(err, errlen, "--mechanism 'measured:%s': '%s' has no mechanism '%s' "
+		return sim_fail(err, errlen, "--mechanism 'measured:%s': '%s' has no mechanism '%s' "
 					 "(see its \"mechanisms\")", mech, calib, mech);
 	if (!avail) {
 		sim_json_get(doc, why_path, 3, NULL, NULL, why, sizeof(why));
-		return fail(err, errlen, "--mechanism 'measured:%s': unavailable on the calibrated "
+		return sim_fail(err, errlen, "--mechanism 'measured:%s': unavailable on the calibrated "
 					 "machine (%s): %s", mech, calib, why);
 	}
 	rx = mech_number(doc, mech, "cost_ns", "receiver");
 	tx = mech_number(doc, mech, "cost_ns", "sender");
 	if (isnan(rx))
-		return fail(err, errlen, "--mechanism 'measured:%s': '%s' holds no receiver cost "
+		return sim_fail(err, errlen, "--mechanism 'measured:%s': '%s' holds no receiver cost "
 					 "for it (the calibration failed?)", mech, calib);
 	sim_json_get(doc, kind_path, 3, NULL, NULL, kind, sizeof(kind));
 	sim_json_get(doc, chunk_path, 2, &chunk, NULL, NULL, 0);
@@ -193,13 +180,13 @@ int sim_costs_preset(struct sim_costs *c, const char *name, const char *calib_pa
 		int rc;
 
 		if (!*mech)
-			return fail(err, errlen, "--mechanism 'measured:': name the calibrated "
+			return sim_fail(err, errlen, "--mechanism 'measured:': name the calibrated "
 						 "mechanism, e.g. measured:deadline");
 		if (!(doc = read_file(calib_path, err, errlen)))
 			return -EINVAL;
 		if (!sim_json_valid(doc)) {
 			free(doc);
-			return fail(err, errlen, "--calib '%s': not valid JSON", calib_path);
+			return sim_fail(err, errlen, "--calib '%s': not valid JSON", calib_path);
 		}
 		rc = measured_from(c, doc, mech, calib_path, err, errlen);
 		free(doc);
@@ -211,5 +198,5 @@ int sim_costs_preset(struct sim_costs *c, const char *name, const char *calib_pa
 			snprintf(c->name, sizeof(c->name), "%s", name);
 			return 0;
 		}
-	return fail(err, errlen, "--mechanism '%s': unknown (%s)", name, sim_costs_names());
+	return sim_fail(err, errlen, "--mechanism '%s': unknown (%s)", name, sim_costs_names());
 }

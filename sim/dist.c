@@ -13,20 +13,7 @@
 #include <string.h>
 
 #include "dist.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+#include "err.h"
 
 static bool is_number_char(char c)
 {
@@ -71,7 +58,7 @@ int sim_parse_time_ns(const char *s, double *ns, char *err, size_t errlen)
 	while (unit < t + len && is_number_char(*unit))
 		unit++;
 	if (unit == t + len)
-		return fail(err, errlen, "'%s': missing unit (use ns, us, ms or s, e.g. 10us)", s);
+		return sim_fail(err, errlen, "'%s': missing unit (use ns, us, ms or s, e.g. 10us)", s);
 	if ((size_t)(t + len - unit) == 2 && !strncmp(unit, "ns", 2))
 		mult = 1.0;
 	else if (((size_t)(t + len - unit) == 2 && !strncmp(unit, "us", 2)) ||
@@ -82,14 +69,14 @@ int sim_parse_time_ns(const char *s, double *ns, char *err, size_t errlen)
 	else if ((size_t)(t + len - unit) == 1 && *unit == 's')
 		mult = 1e9;
 	else
-		return fail(err, errlen, "'%s': unknown unit '%.*s' (use ns, us, ms or s)", s,
+		return sim_fail(err, errlen, "'%s': unknown unit '%.*s' (use ns, us, ms or s)", s,
 			    (int)(t + len - unit), unit);
 	if (!parse_double_n(t, (size_t)(unit - t), &v))
-		return fail(err, errlen, "'%s': '%.*s' is not a number", s, (int)(unit - t), t);
+		return sim_fail(err, errlen, "'%s': '%.*s' is not a number", s, (int)(unit - t), t);
 	if (!isfinite(v) || v < 0)
-		return fail(err, errlen, "'%s': must be a non-negative finite time", s);
+		return sim_fail(err, errlen, "'%s': must be a non-negative finite time", s);
 	if (v * mult > 1e15)
-		return fail(err, errlen, "'%s': too large", s);
+		return sim_fail(err, errlen, "'%s': too large", s);
 	*ns = v * mult;
 	return 0;
 }
@@ -99,9 +86,9 @@ static int parse_percent(const char *s, const char *what, double *out, char *err
 	double v;
 
 	if (!parse_double_n(s, strlen(s), &v))
-		return fail(err, errlen, "%s: '%s' is not a percentage", what, s);
+		return sim_fail(err, errlen, "%s: '%s' is not a percentage", what, s);
 	if (!(v >= 0.0 && v <= 100.0))
-		return fail(err, errlen, "%s: %g is not in [0, 100]", what, v);
+		return sim_fail(err, errlen, "%s: %g is not in [0, 100]", what, v);
 	*out = v;
 	return 0;
 }
@@ -129,15 +116,15 @@ static void set_classes(struct sim_dist *d, int n, const char *const *names)
 		snprintf(d->class_names[i], SIM_CLASS_NAME_MAX, "%s", names[i]);
 }
 
-static int class_index(struct sim_dist *d, const char *name)
+int sim_class_intern(char names[][SIM_CLASS_NAME_MAX], int *n, const char *name)
 {
-	for (int i = 0; i < d->nclasses; i++)
-		if (!strcmp(d->class_names[i], name))
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(names[i], name))
 			return i;
-	if (d->nclasses == SIM_MAX_CLASSES)
+	if (*n == SIM_MAX_CLASSES)
 		return -1;
-	snprintf(d->class_names[d->nclasses], SIM_CLASS_NAME_MAX, "%s", name);
-	return d->nclasses++;
+	snprintf(names[*n], SIM_CLASS_NAME_MAX, "%s", name);
+	return (*n)++;
 }
 
 /* Append (@ns, @klass) to a file: distribution. */
@@ -177,12 +164,12 @@ static int file_line(struct sim_dist *d, size_t *cap, char *line, const char *pa
 	cls = strtok_r(NULL, " \t\r\n,", &save);
 	extra = strtok_r(NULL, " \t\r\n,", &save);
 	if (extra)
-		return fail(err, errlen, "%s:%ld: '%s': expected TIME [CLASS]", path, lineno, extra);
+		return sim_fail(err, errlen, "%s:%ld: '%s': expected TIME [CLASS]", path, lineno, extra);
 	if (sim_parse_duration_ns(tok, &ns, why, sizeof(why)) != 0)
-		return fail(err, errlen, "%s:%ld: %s", path, lineno, why);
-	k = class_index(d, cls ? cls : "all");
+		return sim_fail(err, errlen, "%s:%ld: %s", path, lineno, why);
+	k = sim_class_intern(d->class_names, &d->nclasses, cls ? cls : "all");
 	if (k < 0)
-		return fail(err, errlen, "%s:%ld: more than %d classes", path, lineno,
+		return sim_fail(err, errlen, "%s:%ld: more than %d classes", path, lineno,
 			    SIM_MAX_CLASSES);
 	rc = push_value(d, cap, ns, k);
 	if (rc)
@@ -213,7 +200,7 @@ static int parse_file(struct sim_dist *d, const char *path, char *err, size_t er
 	if (rc)
 		return rc;
 	if (d->nvals == 0)
-		return fail(err, errlen, "'%s' holds no service time", path);
+		return sim_fail(err, errlen, "'%s' holds no service time", path);
 	for (size_t i = 0; i < d->nvals; i++)
 		sum += (double)d->vals[i];
 	d->mean_ns = sum / (double)d->nvals;
@@ -229,7 +216,7 @@ static int parse_lognormal(struct sim_dist *d, char **parts, char *err, size_t e
 	    sim_parse_duration_ns(parts[2], &sd, err, errlen))
 		return -EINVAL;
 	if (m == 0)
-		return fail(err, errlen, "the mean must be > 0");
+		return sim_fail(err, errlen, "the mean must be > 0");
 	/* Mean m and sd of the distribution itself: sigma^2 = ln(1 + sd^2/m^2), mu = ln m - s2/2 */
 	s2 = log(1.0 + ((double)sd * (double)sd) / ((double)m * (double)m));
 	d->kind = SIM_DIST_LOGNORMAL;
@@ -260,7 +247,7 @@ static int parse_modes(struct sim_dist *d, char **parts, int n, char *err, size_
 		    parse_percent(parts[3], "trimodal P2", &p2, err, errlen))
 			return -EINVAL;
 		if (p1 + p2 > 100.0)
-			return fail(err, errlen, "P1 + P2 = %g > 100", p1 + p2);
+			return sim_fail(err, errlen, "P1 + P2 = %g > 100", p1 + p2);
 		if (sim_parse_duration_ns(parts[2], &s[0], err, errlen) ||
 		    sim_parse_duration_ns(parts[4], &s[1], err, errlen) ||
 		    sim_parse_duration_ns(parts[5], &s[2], err, errlen))
@@ -288,11 +275,11 @@ static int parse_pareto(struct sim_dist *d, char **parts, char *err, size_t errl
 	if (sim_parse_duration_ns(parts[1], &m, err, errlen))
 		return -EINVAL;
 	if (!parse_double_n(parts[2], strlen(parts[2]), &a) || !isfinite(a))
-		return fail(err, errlen, "ALPHA '%s' is not a number", parts[2]);
+		return sim_fail(err, errlen, "ALPHA '%s' is not a number", parts[2]);
 	if (m == 0)
-		return fail(err, errlen, "the mean must be > 0");
+		return sim_fail(err, errlen, "the mean must be > 0");
 	if (!(a > 1.0))
-		return fail(err, errlen, "ALPHA must be > 1 for a finite mean (got %g)", a);
+		return sim_fail(err, errlen, "ALPHA must be > 1 for a finite mean (got %g)", a);
 	d->kind = SIM_DIST_PARETO;
 	d->pareto_alpha = a;
 	d->pareto_xm = (double)m * (a - 1.0) / a; /* mean = xm * alpha / (alpha - 1) */
@@ -330,10 +317,10 @@ static int parse_parts(struct sim_dist *d, char **parts, int n, char *err, size_
 		if (!strcmp(parts[0], kinds[i]))
 			k = i;
 	if (k < 0)
-		return fail(err, errlen, "unknown distribution '%s' (fixed, exp, lognormal, bimodal, "
+		return sim_fail(err, errlen, "unknown distribution '%s' (fixed, exp, lognormal, bimodal, "
 					 "trimodal, pareto, file)", parts[0]);
 	if (n != want[k])
-		return fail(err, errlen, "expected %s", form_of(kinds[k]));
+		return sim_fail(err, errlen, "expected %s", form_of(kinds[k]));
 	switch (k) {
 	case 0:
 		d->kind = SIM_DIST_FIXED;
@@ -346,7 +333,7 @@ static int parse_parts(struct sim_dist *d, char **parts, int n, char *err, size_
 		if (sim_parse_duration_ns(parts[1], &m, err, errlen))
 			return -EINVAL;
 		if (m == 0)
-			return fail(err, errlen, "the mean must be > 0");
+			return sim_fail(err, errlen, "the mean must be > 0");
 		d->kind = SIM_DIST_EXP;
 		d->exp_mean_ns = d->mean_ns = (double)m;
 		return 0;
@@ -369,13 +356,13 @@ int sim_dist_parse(struct sim_dist *d, const char *spec, char *err, size_t errle
 
 	memset(d, 0, sizeof(*d));
 	if (strlen(spec) >= sizeof(buf))
-		return fail(err, errlen, "--dist: specification too long");
+		return sim_fail(err, errlen, "--dist: specification too long");
 	snprintf(d->spec, sizeof(d->spec), "%s", spec);
 	set_classes(d, 1, all);
 	if (!strncmp(spec, "file:", 5)) {
 		d->nclasses = 0;
 		rc = spec[5] ? parse_file(d, spec + 5, why, sizeof(why))
-			     : fail(why, sizeof(why), "expected file:PATH");
+			     : sim_fail(why, sizeof(why), "expected file:PATH");
 	} else {
 		snprintf(buf, sizeof(buf), "%s", spec);
 		n = split(buf, parts, 7);

@@ -70,6 +70,9 @@ int sim_parse_duration_ns(const char *s, uint64_t *ns, char *err, size_t errlen)
 /** sim_parse_time_ns() - the same, unrounded (for costs such as 191.5ns or 0.36us). */
 int sim_parse_time_ns(const char *s, double *ns, char *err, size_t errlen);
 
+/* The index of class @name in @names (@n of them), added at the end if new; -1 when full. */
+int sim_class_intern(char names[][SIM_CLASS_NAME_MAX], int *n, const char *name);
+
 /**
  * sim_dist_parse() - parse @spec into @d. file:PATH reads PATH: one value per line, "TIME
  * [CLASS]" ('#' comments), at most SIM_MAX_CLASSES class names.

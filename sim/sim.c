@@ -12,6 +12,7 @@
 #include <jiffy/policy.h>
 
 #include "internal.h"
+#include "err.h"
 
 static const struct sim_dist default_dist = {
 	.kind = SIM_DIST_EXP,
@@ -207,38 +208,24 @@ void sim_record_done(struct sim_result *res, const struct sim_source *src, int k
 
 /* --- sim_run -------------------------------------------------------------------------------- */
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->cores < 1 || cfg->cores > SIM_MAX_CORES)
-		return fail(err, errlen, "--cores %d: must be in 1..%d", cfg->cores, SIM_MAX_CORES);
+		return sim_fail(err, errlen, "--cores %d: must be in 1..%d", cfg->cores, SIM_MAX_CORES);
 	if (!cfg->trace && !(cfg->rate > 0 && isfinite(cfg->rate)))
-		return fail(err, errlen, "--rate %g: must be > 0 (or give --load)", cfg->rate);
+		return sim_fail(err, errlen, "--rate %g: must be > 0 (or give --load)", cfg->rate);
 	if (cfg->requests == 0)
-		return fail(err, errlen, "--requests 0: at least one request must be measured");
+		return sim_fail(err, errlen, "--requests 0: at least one request must be measured");
 	if (cfg->trace && cfg->trace->n <= cfg->warmup)
-		return fail(err, errlen, "--warmup %llu: the trace has only %zu requests",
+		return sim_fail(err, errlen, "--warmup %llu: the trace has only %zu requests",
 			    (unsigned long long)cfg->warmup, cfg->trace->n);
 	if (!(cfg->block_prob >= 0 && cfg->block_prob <= 1))
-		return fail(err, errlen, "--block: probability %g not in [0, 1]", cfg->block_prob);
+		return sim_fail(err, errlen, "--block: probability %g not in [0, 1]", cfg->block_prob);
 	if (cfg->arrival_worker >= cfg->cores)
-		return fail(err, errlen, "--arrival-worker %d: there are only %d workers",
+		return sim_fail(err, errlen, "--arrival-worker %d: there are only %d workers",
 			    cfg->arrival_worker, cfg->cores);
 	if (cfg->costs.preempt && cfg->tun.quantum_ns == 0)
-		return fail(err, errlen, "--quantum 0ns: a preemptive mechanism needs a quantum > 0");
+		return sim_fail(err, errlen, "--quantum 0ns: a preemptive mechanism needs a quantum > 0");
 	return 0;
 }
 
@@ -252,7 +239,7 @@ int sim_run(const struct sim_config *cfg, struct sim_result *res, char *err, siz
 		return rc;
 	if (sim_result_init(res, sim_class_names(cfg, &names))) {
 		sim_result_free(res);
-		return fail(err, errlen, "out of memory for the histograms");
+		return sim_fail(err, errlen, "out of memory for the histograms");
 	}
 	if (!strcmp(cfg->policy, "ps"))
 		rc = sim_ps_run(cfg, res, err, errlen);
@@ -266,17 +253,6 @@ int sim_run(const struct sim_config *cfg, struct sim_result *res, char *err, siz
 }
 
 /* --- traces --------------------------------------------------------------------------------- */
-
-static int trace_class(struct sim_trace *tr, const char *name)
-{
-	for (int i = 0; i < tr->nclasses; i++)
-		if (!strcmp(tr->class_names[i], name))
-			return i;
-	if (tr->nclasses == SIM_MAX_CLASSES)
-		return -1;
-	snprintf(tr->class_names[tr->nclasses], SIM_CLASS_NAME_MAX, "%s", name);
-	return tr->nclasses++;
-}
 
 static int trace_push(struct sim_trace *tr, size_t *cap, uint64_t at, uint64_t svc, int k)
 {
@@ -316,19 +292,19 @@ static int trace_line(struct sim_trace *tr, size_t *cap, char *line, const char 
 	if (n == 0)
 		return 0;
 	if (n < 2 || n > 3)
-		return fail(err, errlen, "--arrivals '%s': line %ld: expected ARRIVAL SERVICE "
+		return sim_fail(err, errlen, "--arrivals '%s': line %ld: expected ARRIVAL SERVICE "
 					 "[CLASS] (e.g. 12.5us 3us short)", path, lineno);
 	if (sim_parse_duration_ns(f[0], &at, why, sizeof(why)) ||
 	    sim_parse_duration_ns(f[1], &svc, why, sizeof(why)))
-		return fail(err, errlen, "--arrivals '%s': line %ld: %s", path, lineno, why);
+		return sim_fail(err, errlen, "--arrivals '%s': line %ld: %s", path, lineno, why);
 	if (tr->n && at < tr->at_ns[tr->n - 1])
-		return fail(err, errlen, "--arrivals '%s': line %ld: arrival %s is before the "
+		return sim_fail(err, errlen, "--arrivals '%s': line %ld: arrival %s is before the "
 					 "previous one (times must not decrease)", path, lineno, f[0]);
-	if ((k = trace_class(tr, n == 3 ? f[2] : "all")) < 0)
-		return fail(err, errlen, "--arrivals '%s': line %ld: more than %d classes", path,
+	if ((k = sim_class_intern(tr->class_names, &tr->nclasses, n == 3 ? f[2] : "all")) < 0)
+		return sim_fail(err, errlen, "--arrivals '%s': line %ld: more than %d classes", path,
 			    lineno, SIM_MAX_CLASSES);
 	if (trace_push(tr, cap, at, svc, k))
-		return fail(err, errlen, "--arrivals '%s': out of memory", path);
+		return sim_fail(err, errlen, "--arrivals '%s': out of memory", path);
 	return 0;
 }
 
@@ -351,7 +327,7 @@ int sim_trace_load(struct sim_trace *tr, const char *path, char *err, size_t err
 		rc = trace_line(tr, &cap, line, path, ++lineno, err, errlen);
 	fclose(f);
 	if (rc == 0 && tr->n < 2)
-		rc = fail(err, errlen, "--arrivals '%s': fewer than 2 requests", path);
+		rc = sim_fail(err, errlen, "--arrivals '%s': fewer than 2 requests", path);
 	if (rc) {
 		sim_trace_free(tr);
 		return rc;

@@ -29,6 +29,7 @@
 #include <jiffy/policy.h>
 
 #include "sim.h"
+#include "sched/broken_policies.h"
 
 struct mech {
 	const char *preset;
@@ -119,39 +120,9 @@ static void policy_matrix(const char *policy, const struct jf_policy_tunables *t
 
 /* --- broken policies, which the checks must catch ------------------------------------------- */
 
-static struct jf_policy_ops broken_lose, broken_dup, broken_idle;
-static unsigned broken_n;
-
-static int lose_enqueue(struct jf_policy *p, int worker, struct jf_task *t,
-			enum jf_enqueue_reason r, uint64_t now)
-{
-	if (++broken_n % 500 == 0)
-		return -1; /* dropped on the floor */
-	return jf_policy_find("ws")->enqueue(p, worker, t, r, now);
-}
-
-static struct jf_task *dup_pick(struct jf_policy *p, int worker, uint64_t now)
-{
-	static struct jf_task *last;
-	struct jf_task *t = jf_policy_find("ws")->pick_next(p, worker, now);
-
-	if (t && ++broken_n % 500 == 0 && last)
-		return last; /* the previous one again */
-	if (t)
-		last = t;
-	return t;
-}
-
 static void selftest(void)
 {
-	broken_lose = broken_dup = broken_idle = *jf_policy_find("ws");
-	broken_lose.name = "broken-lose", broken_lose.enqueue_pick = NULL;
-	broken_lose.enqueue = lose_enqueue;
-	broken_dup.name = "broken-dup", broken_dup.enqueue_pick = NULL;
-	broken_dup.pick_next = dup_pick;
-	broken_idle.name = "broken-idle", broken_idle.balance = NULL;
-	if (jf_policy_register(&broken_lose) || jf_policy_register(&broken_dup) ||
-	    jf_policy_register(&broken_idle)) {
+	if (broken_policies_register() != 0) { /* tests/sched/broken_policies.h */
 		fprintf(stderr, "cannot register the broken policies\n");
 		exit(2);
 	}

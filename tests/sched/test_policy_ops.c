@@ -21,6 +21,7 @@
  * Usage: test_sched_policy_ops <policy> [seeds]
  */
 #include "../jf_test.h"
+#include "broken_policies.h"
 #include "policy_harness.h"
 
 static const char *policy;
@@ -357,51 +358,11 @@ static void lcbe_classes(void)
 	ph_fini(&s);
 }
 
-/*
- * Broken policies, to show that the suite fails when it should (registered as CTest tests that
- * must fail): "broken-lose" drops one enqueue in 500, "broken-dup" hands out one task twice,
- * "broken-idle" never steals. All three are ws underneath.
- */
-static struct jf_policy_ops broken_lose, broken_dup, broken_idle;
-static unsigned broken_n;
-
-static int lose_enqueue(struct jf_policy *p, int worker, struct jf_task *t,
-			enum jf_enqueue_reason r, uint64_t now)
-{
-	if (++broken_n % 500 == 0)
-		return -1; /* dropped on the floor */
-	return jf_policy_find("ws")->enqueue(p, worker, t, r, now);
-}
-
-static struct jf_task *dup_pick(struct jf_policy *p, int worker, uint64_t now)
-{
-	static struct jf_task *last;
-	struct jf_task *t = jf_policy_find("ws")->pick_next(p, worker, now);
-	if (t && ++broken_n % 500 == 0 && last)
-		return last; /* the previous one again */
-	if (t)
-		last = t;
-	return t;
-}
-
-static void register_broken(void)
-{
-	broken_lose = broken_dup = broken_idle = *jf_policy_find("ws");
-	broken_lose.name = "broken-lose", broken_lose.enqueue_pick = NULL;
-	broken_lose.enqueue = lose_enqueue;
-	broken_dup.name = "broken-dup", broken_dup.enqueue_pick = NULL;
-	broken_dup.pick_next = dup_pick;
-	broken_idle.name = "broken-idle", broken_idle.balance = NULL;
-	CHECK_EQ(jf_policy_register(&broken_lose), 0);
-	CHECK_EQ(jf_policy_register(&broken_dup), 0);
-	CHECK_EQ(jf_policy_register(&broken_idle), 0);
-}
-
 int main(int argc, char **argv)
 {
 	int seeds = argc > 2 ? atoi(argv[2]) : 20;
 
-	register_broken();
+	CHECK_EQ(broken_policies_register(), 0); /* broken_policies.h */
 	policy = argc > 1 ? argv[1] : getenv("JIFFY_POLICY");
 	if (!policy || !jf_policy_find(policy)) {
 		fprintf(stderr, "usage: %s <policy> [seeds]  (unknown policy '%s')\n", argv[0],
