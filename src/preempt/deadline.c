@@ -27,9 +27,10 @@
  *
  * Limits: preemption happens only where the code calls jf_safepoint() (a loop without one runs to
  * completion, as under "safepoint"); the TSC must be the runtime's clock (invariant TSC, not
- * JIFFY_CLOCK=monotonic), since the due time is compared with rdtsc; and a uthread that starts
- * waiting on a descriptor while another worker computes does not arm that worker (the timer
- * thread of the other mechanisms would notice; here the next switch there does).
+ * JIFFY_CLOCK=monotonic), since the due time is compared with rdtsc. A uthread that starts
+ * waiting on a descriptor does not arm the other busy workers, and need not: its own worker
+ * switches at once and arms that run (a descriptor wait is waiting work while no worker is in
+ * epoll), or polls itself when it has nothing to run.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
