@@ -57,7 +57,8 @@ static inline void jf_preempt_disable(void)
 	__asm__ volatile(JF__PREEMPT_TLS_ASM("incl", 0) ::: "rax", "memory", "cc");
 }
 
-/** jf_preempt_enable() - end a region; takes a deferred preemption when the nesting reaches 0. */
+/** jf_preempt_enable() - end a region; takes a deferred preemption when the nesting reaches 0
+ * (errno is kept across it). */
 static inline void jf_preempt_enable(void)
 {
 	int32_t count, pending;

@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -150,7 +151,7 @@ static struct pdesc *pd_register(int fd, bool fresh, bool excl)
 {
 	struct pdesc *pd;
 	struct stat st;
-	int e, rc;
+	int rc;
 
 	jf_preempt_disable();
 	if ((rc = np_init()) != 0) {
@@ -161,20 +162,13 @@ static struct pdesc *pd_register(int fd, bool fresh, bool excl)
 	} else if (fresh) {
 		pd = pd_register_np(fd, pd, fresh, excl);
 	} else {
+		/* pd_register_np refuses it under the lock while jf_close() is closing it */
 		__atomic_fetch_add(&pd->inflight, 1, __ATOMIC_SEQ_CST);
-		struct pdesc *got = NULL;
-		if (__atomic_load_n(&pd->closing, __ATOMIC_SEQ_CST))
-			errno = EBADF; /* being closed: not adopted again */
-		else
-			got = pd_register_np(fd, pd, fresh, excl);
-		e = errno;
+		struct pdesc *got = pd_register_np(fd, pd, fresh, excl);
 		__atomic_fetch_sub(&pd->inflight, 1, __ATOMIC_RELEASE);
-		errno = e;
 		pd = got;
 	}
-	e = errno;
-	jf_preempt_enable();
-	errno = e;
+	jf_preempt_enable(); /* keeps errno */
 	return pd;
 }
 
@@ -548,26 +542,31 @@ static int pd_wait(int fd, struct pdesc *pd, int dir, uint32_t seq, uint64_t dea
 	return result;
 }
 
-/* Outside the runtime: an ordinary poll(2) on a non-blocking descriptor. */
-static int poll_wait(int fd, int dir, uint64_t deadline)
+/*
+ * poll(2) on @fd for @events until @deadline (0: look once), again after a signal (poll is
+ * never restarted; in a uthread a preemption signal may land in it): the revents (> 0),
+ * -ETIMEDOUT, -EBADF when @fd is not open, or -errno.
+ */
+static int poll_until(int fd, short events, uint64_t deadline)
 {
-	struct pollfd p = {.fd = fd, .events = dir == DIR_RD ? POLLIN : POLLOUT};
-	int ms = -1, r;
+	struct pollfd p = {.fd = fd, .events = events};
 
-	if (deadline != UINT64_MAX) {
-		uint64_t now = jf_now_ns();
-		if (now >= deadline)
+	for (;;) {
+		int ms = -1, r;
+
+		if (deadline != UINT64_MAX) {
+			uint64_t now = jf_now_ns(), left = now >= deadline ? 0 : deadline - now;
+			ms = left / 1000000u >= INT_MAX ? INT_MAX : (int)((left + 999999u) / 1000000u);
+		}
+		r = poll(&p, 1, ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
 			return -ETIMEDOUT;
-		ms = (int)((deadline - now + 999999u) / 1000000u);
+		return (p.revents & POLLNVAL) ? -EBADF : p.revents;
 	}
-	r = poll(&p, 1, ms);
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
-	if (r == 0)
-		return -ETIMEDOUT;
-	if (p.revents & POLLNVAL)
-		return -EBADF;
-	return 0;
 }
 
 static bool in_uthread(void)
@@ -630,7 +629,9 @@ static ssize_t net_io(int fd, int dir, int64_t timeout_ns, io_op op, void *ctx, 
 			continue;
 		if ((errno != EAGAIN && errno != EWOULDBLOCK) || timeout_ns == 0 || nowait)
 			return -1;
-		r = uthread ? pd_wait(fd, pd, dir, seq, deadline) : poll_wait(fd, dir, deadline);
+		/* Outside the runtime: an ordinary poll(2) on the non-blocking descriptor. */
+		r = uthread ? pd_wait(fd, pd, dir, seq, deadline)
+			    : poll_until(fd, dir == DIR_RD ? POLLIN : POLLOUT, deadline);
 		if (r < 0) {
 			errno = -r;
 			return -1;
@@ -665,7 +666,7 @@ int jf_close(int fd)
 	struct pdesc *pd = pd_lookup(fd, false);
 	struct net_waiter *chain = NULL;
 	struct worker *w;
-	int rc, e;
+	int rc;
 
 	JF_RUNTIME_ENTER(); /* not preemptible while it holds the lock (see pd_register) */
 	if (pd) {
@@ -693,15 +694,13 @@ int jf_close(int fd)
 	while (pd && __atomic_load_n(&pd->inflight, __ATOMIC_ACQUIRE))
 		sched_yield();
 	rc = close(fd);
-	e = errno;
 	if (pd) {
 		JF_RUNTIME_ENTER();
 		jf_spin_lock(&pd->lock);
 		__atomic_store_n(&pd->closing, false, __ATOMIC_RELAXED);
 		jf_spin_unlock(&pd->lock);
-		JF_RUNTIME_LEAVE();
+		JF_RUNTIME_LEAVE(); /* keeps close(2)'s errno */
 	}
-	errno = e;
 	return rc;
 }
 
@@ -716,31 +715,13 @@ int jf_fd_wait(int fd, int events, int64_t timeout_ns)
 		return -1;
 	}
 	if (!in_uthread()) {
-		struct pollfd p = {.fd = fd, .events = (short)events};
-		int r;
+		int r = poll_until(fd, (short)events, deadline);
 
-		for (;;) {
-			int ms = -1;
-
-			if (deadline != UINT64_MAX) {
-				uint64_t now = jf_now_ns();
-				ms = now >= deadline ? 0 : (int)((deadline - now + 999999u) / 1000000u);
-			}
-			r = poll(&p, 1, ms);
-			if (r >= 0 || errno != EINTR)
-				break; /* a signal (the caller's own, say) interrupted it: wait the rest */
-		}
-		if (r < 0)
-			return -1;
-		if (p.revents & POLLNVAL) {
-			errno = EBADF;
+		if (r < 0) {
+			errno = r == -ETIMEDOUT && timeout_ns == 0 ? EAGAIN : -r;
 			return -1;
 		}
-		if (r == 0) {
-			errno = timeout_ns == 0 ? EAGAIN : ETIMEDOUT;
-			return -1;
-		}
-		return (p.revents & (POLLHUP | POLLERR)) ? events : (p.revents & events);
+		return (r & (POLLHUP | POLLERR)) ? events : (r & events);
 	}
 	pd = pd_for_call(fd, &nowait, false);
 	if (!pd)
@@ -749,21 +730,14 @@ int jf_fd_wait(int fd, int events, int64_t timeout_ns)
 		/* Edges only tell that something changed: ask poll(2) what holds now. */
 		int dir = (events & POLLIN) ? DIR_RD : DIR_WR;
 		uint32_t seq = __atomic_load_n(&pd->seq[dir], __ATOMIC_ACQUIRE);
-		struct pollfd p = {.fd = fd, .events = (short)events};
-		int r;
+		int r = poll_until(fd, (short)events, 0);
 
-		/* A preemption signal may land in it: poll(2) is never restarted, so ask again. */
-		if (poll(&p, 1, 0) < 0) {
-			if (errno == EINTR)
-				continue;
+		if (r > 0)
+			return (r & (POLLHUP | POLLERR)) ? events : (r & events);
+		if (r != -ETIMEDOUT) {
+			errno = -r;
 			return -1;
 		}
-		if (p.revents & POLLNVAL) {
-			errno = EBADF;
-			return -1;
-		}
-		if (p.revents)
-			return (p.revents & (POLLHUP | POLLERR)) ? events : (p.revents & events);
 		if (timeout_ns == 0) {
 			errno = EAGAIN;
 			return -1;

@@ -286,22 +286,29 @@ bool jf_preempt_request_at(uintptr_t pc)
 	}
 }
 
+/* A deferred preemption, taken at the end of the region; the caller's errno survives it (as it
+ * does a signal's), so code may end a region between a failing call and reading errno. */
 void jf__preempt_enable_slow(void)
 {
+	int saved_errno = errno;
+
 	jf_ptls()->pending = 0;
 	if (jf_pcount() == 0)
 		jf_preempt_request(NULL);
+	errno = saved_errno;
 }
 
 void jf__safepoint_slow(void)
 {
 	struct jf__preempt_tls *p = jf_ptls();
 	struct worker *w = jf_this_worker();
+	int saved_errno = errno; /* as across jf_preempt_enable() */
 
 	__atomic_store_n(&p->poll, 0, __ATOMIC_RELAXED);
 	if (w)
 		STAT_INC(w, preempt_requests); /* a safepoint flag answered */
 	jf_preempt_request(NULL);
+	errno = saved_errno;
 }
 
 /* --- the signal --------------------------------------------------------------------------------- */
