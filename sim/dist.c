@@ -148,56 +148,80 @@ static int push_value(struct sim_dist *d, size_t *cap, uint64_t ns, int klass)
 	return 0;
 }
 
-/* One line of a file: distribution ("TIME [CLASS]"); blank lines and comments are skipped. */
-static int file_line(struct sim_dist *d, size_t *cap, char *line, const char *path, long lineno,
-		     char *err, size_t errlen)
+int sim_read_lines(const char *path, const char *what, char **f, int max,
+		   int (*fn)(void *ctx, char **f, int n, long lineno, char *err, size_t errlen),
+		   void *ctx, char *err, size_t errlen)
 {
-	char *save = NULL, *tok, *cls, *extra, why[256];
-	uint64_t ns;
-	int k, rc;
+	FILE *file = fopen(path, "r");
+	char line[512];
+	long lineno = 0;
+	int rc = 0;
 
-	if ((tok = strchr(line, '#')) != NULL)
-		*tok = '\0';
-	tok = strtok_r(line, " \t\r\n,", &save);
-	if (!tok)
-		return 0;
-	cls = strtok_r(NULL, " \t\r\n,", &save);
-	extra = strtok_r(NULL, " \t\r\n,", &save);
-	if (extra)
-		return sim_fail(err, errlen, "%s:%ld: '%s': expected TIME [CLASS]", path, lineno, extra);
-	if (sim_parse_duration_ns(tok, &ns, why, sizeof(why)) != 0)
-		return sim_fail(err, errlen, "%s:%ld: %s", path, lineno, why);
-	k = sim_class_intern(d->class_names, &d->nclasses, cls ? cls : "all");
-	if (k < 0)
-		return sim_fail(err, errlen, "%s:%ld: more than %d classes", path, lineno,
-			    SIM_MAX_CLASSES);
-	rc = push_value(d, cap, ns, k);
-	if (rc)
-		snprintf(err, errlen, "%s: out of memory", path);
+	if (!file) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", what, strerror(e));
+		return -e;
+	}
+	while (rc == 0 && fgets(line, sizeof(line), file)) {
+		char *save = NULL, *hash;
+		int n = 0;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(file)) {
+			rc = sim_fail(err, errlen, "%s: line %ld: longer than %zu characters", what,
+				      lineno, sizeof(line) - 1);
+			break;
+		}
+		if ((hash = strchr(line, '#')) != NULL)
+			*hash = '\0';
+		for (char *tok = strtok_r(line, " \t\r\n,", &save); tok && n <= max;
+		     tok = strtok_r(NULL, " \t\r\n,", &save))
+			if (n++ < max)
+				f[n - 1] = tok;
+		if (n)
+			rc = fn(ctx, f, n, lineno, err, errlen);
+	}
+	fclose(file);
 	return rc;
+}
+
+struct file_ctx {
+	struct sim_dist *d;
+	const char *path;
+	size_t cap;
+};
+
+/* One line of a file: distribution, "TIME [CLASS]". */
+static int file_line(void *ctx, char **f, int n, long lineno, char *err, size_t errlen)
+{
+	struct file_ctx *c = ctx;
+	char why[256];
+	uint64_t ns;
+	int k;
+
+	if (n > 2)
+		return sim_fail(err, errlen, "%s:%ld: expected TIME [CLASS]", c->path, lineno);
+	if (sim_parse_duration_ns(f[0], &ns, why, sizeof(why)) != 0)
+		return sim_fail(err, errlen, "%s:%ld: %s", c->path, lineno, why);
+	k = sim_class_intern(c->d->class_names, &c->d->nclasses, n == 2 ? f[1] : "all");
+	if (k < 0)
+		return sim_fail(err, errlen, "%s:%ld: more than %d classes", c->path, lineno,
+				SIM_MAX_CLASSES);
+	if (push_value(c->d, &c->cap, ns, k))
+		return sim_fail(err, errlen, "%s: out of memory", c->path);
+	return 0;
 }
 
 static int parse_file(struct sim_dist *d, const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	char line[512];
-	size_t cap = 0;
-	long lineno = 0;
+	struct file_ctx c = {d, path, 0};
+	char what[300], *f[2];
 	double sum = 0;
-	int rc = 0;
+	int rc;
 
-	if (!f) {
-		int e = errno;
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
-		return -e;
-	}
+	snprintf(what, sizeof(what), "cannot read '%s'", path);
 	d->kind = SIM_DIST_FILE;
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		lineno++;
-		rc = file_line(d, &cap, line, path, lineno, err, errlen);
-	}
-	fclose(f);
-	if (rc)
+	if ((rc = sim_read_lines(path, what, f, 2, file_line, &c, err, errlen)) != 0)
 		return rc;
 	if (d->nvals == 0)
 		return sim_fail(err, errlen, "'%s' holds no service time", path);

@@ -70,6 +70,17 @@ int sim_parse_duration_ns(const char *s, uint64_t *ns, char *err, size_t errlen)
 /** sim_parse_time_ns() - the same, unrounded (for costs such as 191.5ns or 0.36us). */
 int sim_parse_time_ns(const char *s, double *ns, char *err, size_t errlen);
 
+/**
+ * sim_read_lines() - call @fn for each line of the file @path, split into at most @max fields
+ * (blanks or commas between them; '#' starts a comment; a line without fields is skipped) in
+ * @f[0..n), with n, or @max + 1 when the line has more. The data files of --dist file: and
+ * --arrivals. Return: 0, the first error of @fn, or -errno / -EINVAL with "<@what>: <reason>"
+ * in @err when the file cannot be read or a line is longer than 511 characters.
+ */
+int sim_read_lines(const char *path, const char *what, char **f, int max,
+		   int (*fn)(void *ctx, char **f, int n, long lineno, char *err, size_t errlen),
+		   void *ctx, char *err, size_t errlen);
+
 /* The index of class @name in @names (@n of them), added at the end if new; -1 when full. */
 int sim_class_intern(char names[][SIM_CLASS_NAME_MAX], int *n, const char *name);
 

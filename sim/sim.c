@@ -277,55 +277,48 @@ static int trace_push(struct sim_trace *tr, size_t *cap, uint64_t at, uint64_t s
 	return 0;
 }
 
-static int trace_line(struct sim_trace *tr, size_t *cap, char *line, const char *path,
-		      long lineno, char *err, size_t errlen)
-{
-	char *save = NULL, *f[4], why[256], *hash = strchr(line, '#');
-	uint64_t at, svc;
-	int n = 0, k;
+struct trace_ctx {
+	struct sim_trace *tr;
+	const char *path;
+	size_t cap;
+};
 
-	if (hash)
-		*hash = '\0';
-	for (char *tok = strtok_r(line, " \t\r\n,", &save); tok && n < 4;
-	     tok = strtok_r(NULL, " \t\r\n,", &save))
-		f[n++] = tok;
-	if (n == 0)
-		return 0;
+/* One line of an --arrivals trace: "ARRIVAL SERVICE [CLASS]". */
+static int trace_line(void *ctx, char **f, int n, long lineno, char *err, size_t errlen)
+{
+	struct trace_ctx *c = ctx;
+	struct sim_trace *tr = c->tr;
+	char why[256];
+	uint64_t at, svc;
+	int k;
+
 	if (n < 2 || n > 3)
 		return sim_fail(err, errlen, "--arrivals '%s': line %ld: expected ARRIVAL SERVICE "
-					 "[CLASS] (e.g. 12.5us 3us short)", path, lineno);
+					     "[CLASS] (e.g. 12.5us 3us short)", c->path, lineno);
 	if (sim_parse_duration_ns(f[0], &at, why, sizeof(why)) ||
 	    sim_parse_duration_ns(f[1], &svc, why, sizeof(why)))
-		return sim_fail(err, errlen, "--arrivals '%s': line %ld: %s", path, lineno, why);
+		return sim_fail(err, errlen, "--arrivals '%s': line %ld: %s", c->path, lineno, why);
 	if (tr->n && at < tr->at_ns[tr->n - 1])
 		return sim_fail(err, errlen, "--arrivals '%s': line %ld: arrival %s is before the "
-					 "previous one (times must not decrease)", path, lineno, f[0]);
+					     "previous one (times must not decrease)", c->path, lineno, f[0]);
 	if ((k = sim_class_intern(tr->class_names, &tr->nclasses, n == 3 ? f[2] : "all")) < 0)
-		return sim_fail(err, errlen, "--arrivals '%s': line %ld: more than %d classes", path,
-			    lineno, SIM_MAX_CLASSES);
-	if (trace_push(tr, cap, at, svc, k))
-		return sim_fail(err, errlen, "--arrivals '%s': out of memory", path);
+		return sim_fail(err, errlen, "--arrivals '%s': line %ld: more than %d classes",
+				c->path, lineno, SIM_MAX_CLASSES);
+	if (trace_push(tr, &c->cap, at, svc, k))
+		return sim_fail(err, errlen, "--arrivals '%s': out of memory", c->path);
 	return 0;
 }
 
 int sim_trace_load(struct sim_trace *tr, const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
-	char line[512];
-	size_t cap = 0;
-	long lineno = 0;
+	struct trace_ctx c = {tr, path, 0};
+	char what[300], *f[3];
 	double sum = 0;
-	int rc = 0;
+	int rc;
 
 	memset(tr, 0, sizeof(*tr));
-	if (!f) {
-		int e = errno;
-		snprintf(err, errlen, "--arrivals '%s': %s", path, strerror(e));
-		return -e;
-	}
-	while (rc == 0 && fgets(line, sizeof(line), f))
-		rc = trace_line(tr, &cap, line, path, ++lineno, err, errlen);
-	fclose(f);
+	snprintf(what, sizeof(what), "--arrivals '%s'", path);
+	rc = sim_read_lines(path, what, f, 3, trace_line, &c, err, errlen);
 	if (rc == 0 && tr->n < 2)
 		rc = sim_fail(err, errlen, "--arrivals '%s': fewer than 2 requests", path);
 	if (rc) {
