@@ -271,6 +271,13 @@ static void json_num(FILE *f, double v)
 	fputs(buf, f);
 }
 
+/* @prefix (", \"name\": "), then @v. */
+static void json_field(FILE *f, const char *prefix, double v)
+{
+	fputs(prefix, f);
+	json_num(f, v);
+}
+
 static void json_class(FILE *f, const struct sim_result *res, const struct sim_class *c,
 		       const char *indent)
 {
@@ -282,27 +289,19 @@ static void json_class(FILE *f, const struct sim_result *res, const struct sim_c
 		(unsigned long long)c->count, (unsigned long long)c->completed,
 		(unsigned long long)c->lost, (unsigned long long)c->scheduled, indent);
 	json_num(f, (double)c->scheduled / ws);
-	fputs(", \"achieved_rps\": ", f);
-	json_num(f, (double)c->done_in_window / ws);
+	json_field(f, ", \"achieved_rps\": ", (double)c->done_in_window / ws);
 	fprintf(f, ",\n%s \"p50_us\": ", indent);
 	json_num(f, s.p50);
-	fputs(", \"p90_us\": ", f);
-	json_num(f, s.p90);
-	fputs(", \"p99_us\": ", f);
-	json_num(f, s.p99);
-	fputs(", \"p999_us\": ", f);
-	json_num(f, s.p999);
-	fputs(", \"max_us\": ", f);
-	json_num(f, s.max);
-	fputs(", \"mean_us\": ", f);
-	json_num(f, s.mean);
+	json_field(f, ", \"p90_us\": ", s.p90);
+	json_field(f, ", \"p99_us\": ", s.p99);
+	json_field(f, ", \"p999_us\": ", s.p999);
+	json_field(f, ", \"max_us\": ", s.max);
+	json_field(f, ", \"mean_us\": ", s.mean);
 	if (s.has_slow) {
 		fprintf(f, ",\n%s \"slow_p50\": ", indent);
 		json_num(f, s.s50);
-		fputs(", \"slow_p99\": ", f);
-		json_num(f, s.s99);
-		fputs(", \"slow_p999\": ", f);
-		json_num(f, s.s999);
+		json_field(f, ", \"slow_p99\": ", s.s99);
+		json_field(f, ", \"slow_p999\": ", s.s999);
 	}
 	fputc('}', f);
 }
@@ -311,18 +310,13 @@ static void json_costs(FILE *f, const struct sim_costs *c)
 {
 	fputs("{\"preempt\": ", f);
 	fputs(c->preempt ? "true" : "false", f);
-	fputs(", \"receiver_ns\": ", f);
-	json_num(f, c->receiver_ns);
-	fputs(", \"sender_ns\": ", f);
-	json_num(f, c->sender_ns);
+	json_field(f, ", \"receiver_ns\": ", c->receiver_ns);
+	json_field(f, ", \"sender_ns\": ", c->sender_ns);
 	fprintf(f, ", \"sender_central\": %s, \"switch_ns\": ", c->sender_central ? "true" : "false");
 	json_num(f, c->switch_ns);
-	fputs(", \"check_ns\": ", f);
-	json_num(f, c->check_ns);
-	fputs(", \"check_every_ns\": ", f);
-	json_num(f, c->check_every_ns);
-	fputs(", \"dispatch_ns\": ", f);
-	json_num(f, c->dispatch_ns);
+	json_field(f, ", \"check_ns\": ", c->check_ns);
+	json_field(f, ", \"check_every_ns\": ", c->check_every_ns);
+	json_field(f, ", \"dispatch_ns\": ", c->dispatch_ns);
 	fprintf(f, ", \"kick\": %s", c->preempt && !c->no_kick ? "true" : "false");
 	fputs(",\n      \"source\": ", f);
 	json_str(f, c->source);
@@ -333,23 +327,16 @@ static void json_tunables(FILE *f, const struct jf_policy_tunables *t)
 {
 	fprintf(f, "{\"quantum_us\": ");
 	json_num(f, (double)t->quantum_ns / 1e3);
-	fputs(", \"rr_slice_us\": ", f);
-	json_num(f, (double)t->rr_slice_ns / 1e3);
-	fputs(", \"twoq_long_us\": ", f);
-	json_num(f, (double)t->twoq_long_ns / 1e3);
-	fputs(", \"cfs_latency_us\": ", f);
-	json_num(f, (double)t->cfs_latency_ns / 1e3);
-	fputs(", \"cfs_min_gran_us\": ", f);
-	json_num(f, (double)t->cfs_min_gran_ns / 1e3);
-	fputs(", \"cfs_wakeup_gran_us\": ", f);
-	json_num(f, (double)t->cfs_wakeup_gran_ns / 1e3);
-	fputs(", \"eevdf_slice_us\": ", f);
-	json_num(f, (double)t->eevdf_slice_ns / 1e3);
+	json_field(f, ", \"rr_slice_us\": ", (double)t->rr_slice_ns / 1e3);
+	json_field(f, ", \"twoq_long_us\": ", (double)t->twoq_long_ns / 1e3);
+	json_field(f, ", \"cfs_latency_us\": ", (double)t->cfs_latency_ns / 1e3);
+	json_field(f, ", \"cfs_min_gran_us\": ", (double)t->cfs_min_gran_ns / 1e3);
+	json_field(f, ", \"cfs_wakeup_gran_us\": ", (double)t->cfs_wakeup_gran_ns / 1e3);
+	json_field(f, ", \"eevdf_slice_us\": ", (double)t->eevdf_slice_ns / 1e3);
 	fprintf(f, ", \"central\": \"%s\", \"central_preempted\": \"%s\", \"central_slo_us\": ",
 		t->central_mq ? "mq" : "sq", t->central_head ? "head" : "tail");
 	json_num(f, (double)t->central_slo_ns / 1e3);
-	fputs(", \"lcbe_be_quantum_us\": ", f);
-	json_num(f, (double)t->lcbe_be_quantum_ns / 1e3);
+	json_field(f, ", \"lcbe_be_quantum_us\": ", (double)t->lcbe_be_quantum_ns / 1e3);
 	fputc('}', f);
 }
 
@@ -366,20 +353,15 @@ static void json_config(FILE *f, const struct sim_config *cfg, const struct sim_
 	json_costs(f, &cfg->costs);
 	fputs(",\n    \"tunables\": ", f);
 	json_tunables(f, &cfg->tun);
-	fputs(",\n    \"rate\": ", f);
-	json_num(f, cfg->rate);
-	fputs(", \"load\": ", f);
-	json_num(f, info->load);
+	json_field(f, ",\n    \"rate\": ", cfg->rate);
+	json_field(f, ", \"load\": ", info->load);
 	fprintf(f, ", \"requests\": %llu, \"warmup\": %llu, \"seed\": %llu, \"drain_ms\": ",
 		(unsigned long long)cfg->requests, (unsigned long long)cfg->warmup,
 		(unsigned long long)cfg->seed);
 	json_num(f, (double)cfg->drain_ns / 1e6);
-	fputs(", \"block_prob\": ", f);
-	json_num(f, cfg->block_prob);
-	fputs(", \"block_us\": ", f);
-	json_num(f, (double)cfg->block_ns / 1e3);
-	fputs(", \"yield_every_us\": ", f);
-	json_num(f, (double)cfg->yield_every_ns / 1e3);
+	json_field(f, ", \"block_prob\": ", cfg->block_prob);
+	json_field(f, ", \"block_us\": ", (double)cfg->block_ns / 1e3);
+	json_field(f, ", \"yield_every_us\": ", (double)cfg->yield_every_ns / 1e3);
 	fputs(",\n    \"classes\": [", f);
 	for (int k = 0; k < res->nclasses; k++) {
 		fputs(k ? ", " : "", f);
@@ -390,14 +372,11 @@ static void json_config(FILE *f, const struct sim_config *cfg, const struct sim_
 		fputs(k ? ", " : "", f);
 		json_num(f, (double)cfg->slo_ns[k] / 1e3);
 	}
-	fputs("], \"mean_service_us\": ", f);
-	json_num(f, mean / 1e3);
-	fputs(", \"offered_utilisation\": ", f);
-	json_num(f, mean * cfg->rate / 1e9 / cfg->cores);
+	json_field(f, "], \"mean_service_us\": ", mean / 1e3);
+	json_field(f, ", \"offered_utilisation\": ", mean * cfg->rate / 1e9 / cfg->cores);
 	fprintf(f, ", \"arrival_worker\": %d, \"park_after_us\": ", cfg->arrival_worker);
 	json_num(f, (double)cfg->park_after_ns / 1e3);
-	fputs(", \"wake_cost_us\": ", f);
-	json_num(f, (double)cfg->wake_ns / 1e3);
+	json_field(f, ", \"wake_cost_us\": ", (double)cfg->wake_ns / 1e3);
 	fprintf(f, ", \"check\": %s}", cfg->check ? "true" : "false");
 }
 
@@ -430,12 +409,9 @@ void sim_report_json(FILE *f, const struct sim_config *cfg, const struct sim_res
 		fputs("null", f);
 	fputs(",\n  \"config\": ", f);
 	json_config(f, cfg, res, info);
-	fputs(",\n  \"window_s\": ", f);
-	json_num(f, ws);
-	fputs(", \"offered_rps\": ", f);
-	json_num(f, (double)res->overall.scheduled / ws);
-	fputs(", \"achieved_rps\": ", f);
-	json_num(f, (double)res->overall.done_in_window / ws);
+	json_field(f, ",\n  \"window_s\": ", ws);
+	json_field(f, ", \"offered_rps\": ", (double)res->overall.scheduled / ws);
+	json_field(f, ", \"achieved_rps\": ", (double)res->overall.done_in_window / ws);
 	fprintf(f, ", \"sent\": %llu, \"received\": %llu, \"lost\": %llu, \"run_s\": ",
 		(unsigned long long)res->sent, (unsigned long long)res->received,
 		(unsigned long long)res->overall.lost);
@@ -450,10 +426,8 @@ void sim_report_json(FILE *f, const struct sim_config *cfg, const struct sim_res
 		(unsigned long long)res->steals, (unsigned long long)res->parked_wakeups,
 		(unsigned long long)res->max_inflight);
 	json_num(f, res->busy_frac);
-	fputs(", \"overhead_frac\": ", f);
-	json_num(f, res->overhead_frac);
-	fputs(", \"sender_frac\": ", f);
-	json_num(f, res->sender_frac);
+	json_field(f, ", \"overhead_frac\": ", res->overhead_frac);
+	json_field(f, ", \"sender_frac\": ", res->sender_frac);
 	fputs("},\n  \"overall\": ", f);
 	json_class(f, res, &res->overall, "   ");
 	fputs(",\n  \"classes\": {", f);
