@@ -68,12 +68,12 @@ def report(doc, by_exp, outdir, meta=None, log=print, sim_bin=None):
                     log(f"(no simulated twin of {name}: {e})")
                     continue
                 twin = dict(cfg, name=name + "~sim", label=cfg["label"] + " [jiffy-sim twin]",
-                            preemptive=cfg["preemptive"], sim=True)
-                twins.append((twin, pts))
+                            sim=True)
+                twins.append((twin, pts, configs.index(cfg)))
         elif exp.get("sim"):
             log(f"(no simulated twins for {exp['name']}: build/sim/jiffy-sim is not built)")
-        all_points = dict(points, **{t["name"]: p for t, p in twins})
-        rows = slo.table(exp, all_points, configs + [t for t, _ in twins], stop_after)
+        all_points = dict(points, **{t["name"]: p for t, p, _ in twins})
+        rows = slo.table(exp, all_points, configs + [t for t, _, _ in twins], stop_after)
         text = slo.format_table(exp, rows)
         log("\n" + text)
         md.append(text)
@@ -83,9 +83,8 @@ def report(doc, by_exp, outdir, meta=None, log=print, sim_bin=None):
             log(f"(no plots: {e}; scripts/venv.sh makes an environment with matplotlib)")
             continue
         series = [{"label": c["label"], "points": points[c["name"]]} for c in configs]
-        index = {c["name"]: i for i, c in enumerate(configs)}
-        series += [{"label": t["label"], "points": p, "dashed": True,
-                    "twin_of": index[t["name"][:-len("~sim")]]} for t, p in twins]
+        series += [{"label": t["label"], "points": p, "dashed": True, "twin_of": i}
+                   for t, p, i in twins]
         png = plot.plot_experiment(exp, series, os.path.join(outdir, f"{exp['name']}.png"),
                                    subtitle=where)
         if png:

@@ -84,6 +84,15 @@ def plot_line(ax, pts, **kw):
         ax.plot([b[0] for b in bad], [b[1] for b in bad], "x", color="black", markersize=5)
 
 
+def load_axes(ax, title):
+    """A Shinjuku-style panel: log latency against load 0-1."""
+    ax.set_yscale("log")
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("load")
+    ax.set_xlim(0, 1)
+    ax.grid(True, which="both", alpha=0.3)
+
+
 def save(fig, name):
     os.makedirs(IMG, exist_ok=True)
     path = os.path.join(IMG, name)
@@ -127,12 +136,8 @@ def fig1(args):
         for label, _, style in FIG1_POLICIES:
             plot_line(ax, series(rows, label, dist, "overall", "p99_us", mean, 16), label=label,
                       markersize=3.5, linewidth=1.3, **style)
-        ax.set_yscale("log")
+        load_axes(ax, title)
         ax.set_ylim(*ylim)
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("load")
-        ax.set_xlim(0, 1)
-        ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("p99 latency (us)")
     axes[0].legend(fontsize=8)
     fig.suptitle("Shinjuku Fig. 1 reproduced with jiffy-sim: 16 cores, Jiffy's fifo (d-FCFS) and "
@@ -188,11 +193,7 @@ def fig2(args):
         for label, style in styles.items():
             plot_line(ax, series(rows, label, FIG2_DIST, cls, key, FIG2_MEAN, 16), label=label,
                       markersize=3.5, linewidth=1.3, **style)
-        ax.set_yscale("log")
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("load")
-        ax.set_xlim(0, 1)
-        ax.grid(True, which="both", alpha=0.3)
+        load_axes(ax, title)
     axes[0].legend(fontsize=8)
     fig.suptitle("Shinjuku Fig. 2 reproduced with jiffy-sim: 16 cores; c-PRE-MQ = Jiffy's central "
                  "MQ, head placement, 5 us quantum, SLOs from each type alone", fontsize=10)
