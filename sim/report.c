@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "report.h"
+#include "../src/common/json_out.h"
 
 void sim_fmt_display(char *buf, size_t len, double v)
 {
@@ -244,21 +245,6 @@ int sim_report_csv(const char *path, const struct sim_config *cfg, const struct 
 
 /* --- JSON ------------------------------------------------------------------------------------ */
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void json_num(FILE *f, double v)
 {
 	char buf[64];
@@ -319,7 +305,7 @@ static void json_costs(FILE *f, const struct sim_costs *c)
 	json_field(f, ", \"dispatch_ns\": ", c->dispatch_ns);
 	fprintf(f, ", \"kick\": %s", c->preempt && !c->no_kick ? "true" : "false");
 	fputs(",\n      \"source\": ", f);
-	json_str(f, c->source);
+	jf_json_str(f, c->source);
 	fputc('}', f);
 }
 
@@ -346,9 +332,9 @@ static void json_config(FILE *f, const struct sim_config *cfg, const struct sim_
 	double mean = sim_mean_service_ns(cfg);
 
 	fprintf(f, "{\"cores\": %d, \"policy\": ", cfg->cores);
-	json_str(f, cfg->policy);
+	jf_json_str(f, cfg->policy);
 	fputs(", \"mechanism\": ", f);
-	json_str(f, cfg->costs.name);
+	jf_json_str(f, cfg->costs.name);
 	fputs(",\n    \"costs\": ", f);
 	json_costs(f, &cfg->costs);
 	fputs(",\n    \"tunables\": ", f);
@@ -365,7 +351,7 @@ static void json_config(FILE *f, const struct sim_config *cfg, const struct sim_
 	fputs(",\n    \"classes\": [", f);
 	for (int k = 0; k < res->nclasses; k++) {
 		fputs(k ? ", " : "", f);
-		json_str(f, info->class_names[k]);
+		jf_json_str(f, info->class_names[k]);
 	}
 	fputs("], \"slo_us\": [", f);
 	for (int k = 0; k < res->nclasses; k++) {
@@ -387,24 +373,24 @@ void sim_report_json(FILE *f, const struct sim_config *cfg, const struct sim_res
 	bool valid = sim_report_valid(res);
 
 	fputs("{\n  \"label\": ", f);
-	json_str(f, info->label);
+	jf_json_str(f, info->label);
 	fputs(", \"server\": ", f);
-	json_str(f, info->server);
+	jf_json_str(f, info->server);
 	fputs(", \"workload\": ", f);
-	json_str(f, info->workload);
+	jf_json_str(f, info->workload);
 	fputs(", \"dist\": ", f);
-	json_str(f, info->dist);
+	jf_json_str(f, info->dist);
 	fprintf(f, ", \"mode\": \"sim\",\n  \"valid\": %s, \"invalid_reasons\": [", valid ? "true"
 											  : "false");
 	if (res->overall.scheduled == 0)
-		json_str(f, "no request was measured");
+		jf_json_str(f, "no request was measured");
 	else if ((double)res->overall.lost > 0.001 * (double)res->overall.scheduled)
 		fprintf(f, "\"%llu of %llu measured requests lost\"",
 			(unsigned long long)res->overall.lost,
 			(unsigned long long)res->overall.scheduled);
 	fputs("], \"violation\": ", f);
 	if (res->violation[0])
-		json_str(f, res->violation);
+		jf_json_str(f, res->violation);
 	else
 		fputs("null", f);
 	fputs(",\n  \"config\": ", f);
@@ -433,7 +419,7 @@ void sim_report_json(FILE *f, const struct sim_config *cfg, const struct sim_res
 	fputs(",\n  \"classes\": {", f);
 	for (int k = 0; k < res->nclasses; k++) {
 		fputs(k ? ",\n    " : "\n    ", f);
-		json_str(f, info->class_names[k]);
+		jf_json_str(f, info->class_names[k]);
 		fputs(": ", f);
 		json_class(f, res, &res->cls[k], "     ");
 	}

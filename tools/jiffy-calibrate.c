@@ -47,6 +47,7 @@
 #include <jiffy/jiffy.h>
 
 #include "preempt_harness.h"
+#include "../src/common/json_out.h"
 
 #define NQ 7
 static const uint64_t quanta_us[NQ] = {1000, 200, 100, 50, 20, 10, 5};
@@ -184,25 +185,6 @@ static void analyse(void)
 
 /* ---- output ------------------------------------------------------------------------------- */
 
-static void json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void json_num(FILE *f, double v)
 {
 	if (isnan(v) || isinf(v))
@@ -225,16 +207,16 @@ static int write_json(const char *path, const struct ph_machine *mach, double bu
 	gmtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	fprintf(f, "{\n  \"format\": \"jiffy-calibrate/1\",\n  \"jiffy_version\": ");
-	json_str(f, JIFFY_VERSION);
+	jf_json_str(f, JIFFY_VERSION);
 	fprintf(f, ",\n  \"date\": \"%s\",\n", date);
 	fprintf(f, "  \"machine\": {\"cpus\": %d, \"cpu_model\": ", mach->ncpus);
-	json_str(f, mach->cpu_model);
+	jf_json_str(f, mach->cpu_model);
 	fprintf(f, ", \"kernel\": ");
-	json_str(f, mach->kernel);
+	jf_json_str(f, mach->kernel);
 	fprintf(f, ", \"hypervisor\": ");
-	json_str(f, mach->hypervisor);
+	jf_json_str(f, mach->hypervisor);
 	fprintf(f, ", \"clock_source\": ");
-	json_str(f, mach->clock);
+	jf_json_str(f, mach->clock);
 	fprintf(f, ", \"tsc_hz\": %" PRIu64 ", \"loadavg_1min\": ", mach->tsc_hz);
 	json_num(f, mach->loadavg1);
 	fprintf(f, ", \"busy_cpus_before\": ");
@@ -272,17 +254,17 @@ static int write_json(const char *path, const struct ph_machine *mach, double bu
 	for (size_t i = 0; i < NMECH; i++) {
 		const struct mech_result *m = &res[i];
 		fprintf(f, "    ");
-		json_str(f, m->name);
+		jf_json_str(f, m->name);
 		const char *plus = strchr(m->name, '+');
 		fprintf(f, ": {\"mechanism\": \"%.*s\", \"timer_spin\": %s,\n      \"available\": %s, "
 			   "\"why\": ",
 			plus ? (int)(plus - m->name) : (int)strlen(m->name), m->name,
 			plus ? "true" : "false", m->available ? "true" : "false");
-		json_str(f, m->available ? NULL : m->why);
+		jf_json_str(f, m->available ? NULL : m->why);
 		fprintf(f, ", \"failed\": ");
-		json_str(f, m->failed ? m->fail_why : NULL);
+		jf_json_str(f, m->failed ? m->fail_why : NULL);
 		fprintf(f, ", \"crashed_runs\": %d, \"crash\": ", m->crashes);
-		json_str(f, m->crashes ? m->crash_why : NULL);
+		jf_json_str(f, m->crashes ? m->crash_why : NULL);
 		fprintf(f, ",\n      \"cost_ns\": {\"receiver\": ");
 		json_num(f, m->receiver_ns);
 		fprintf(f, ", \"sender\": ");
