@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "costs.h"
-#include "err.h"
+#include "../src/common/errf.h"
 #include "json.h"
 
 #define CYCLES(c) ((c) / SIM_PAPER_GHZ)
@@ -83,7 +83,7 @@ static char *read_file(const char *path, char *err, size_t errlen)
 	size_t len = 0, cap = 0, n;
 
 	if (!f) {
-		sim_fail(err, errlen, "--calib '%s': %s (write it with jiffy-calibrate --out FILE)",
+		jf_errf(err, errlen, "--calib '%s': %s (write it with jiffy-calibrate --out FILE)",
 		     path, strerror(errno));
 		return NULL;
 	}
@@ -93,7 +93,7 @@ static char *read_file(const char *path, char *err, size_t errlen)
 			if (!nb || cap > (64u << 20)) {
 				free(nb ? nb : buf);
 				fclose(f);
-				sim_fail(err, errlen, "--calib '%s': too large or out of memory", path);
+				jf_errf(err, errlen, "--calib '%s': too large or out of memory", path);
 				return NULL;
 			}
 			buf = nb;
@@ -132,20 +132,20 @@ static int measured_from(struct sim_costs *c, const char *doc, const char *mech,
 
 	if (sim_json_get(doc, fmt_path, 1, NULL, NULL, fmt, sizeof(fmt)) != SIM_JSON_STRING ||
 	    strcmp(fmt, "jiffy-calibrate/1"))
-		return sim_fail(err, errlen, "--calib '%s': not a jiffy-calibrate/1 file (format '%s')",
+		return jf_errf(err, errlen, "--calib '%s': not a jiffy-calibrate/1 file (format '%s')",
 			    calib, fmt);
 	if (sim_json_get(doc, avail_path, 3, NULL, &avail, NULL, 0) != SIM_JSON_BOOL)
-		return sim_fail(err, errlen, "--mechanism 'measured:%s': '%s' has no mechanism '%s' "
+		return jf_errf(err, errlen, "--mechanism 'measured:%s': '%s' has no mechanism '%s' "
 					 "(see its \"mechanisms\")", mech, calib, mech);
 	if (!avail) {
 		sim_json_get(doc, why_path, 3, NULL, NULL, why, sizeof(why));
-		return sim_fail(err, errlen, "--mechanism 'measured:%s': unavailable on the calibrated "
+		return jf_errf(err, errlen, "--mechanism 'measured:%s': unavailable on the calibrated "
 					 "machine (%s): %s", mech, calib, why);
 	}
 	rx = mech_number(doc, mech, "cost_ns", "receiver");
 	tx = mech_number(doc, mech, "cost_ns", "sender");
 	if (isnan(rx))
-		return sim_fail(err, errlen, "--mechanism 'measured:%s': '%s' holds no receiver cost "
+		return jf_errf(err, errlen, "--mechanism 'measured:%s': '%s' holds no receiver cost "
 					 "for it (the calibration failed?)", mech, calib);
 	sim_json_get(doc, kind_path, 3, NULL, NULL, kind, sizeof(kind));
 	sim_json_get(doc, chunk_path, 2, &chunk, NULL, NULL, 0);
@@ -180,13 +180,13 @@ int sim_costs_preset(struct sim_costs *c, const char *name, const char *calib_pa
 		int rc;
 
 		if (!*mech)
-			return sim_fail(err, errlen, "--mechanism 'measured:': name the calibrated "
+			return jf_errf(err, errlen, "--mechanism 'measured:': name the calibrated "
 						 "mechanism, e.g. measured:deadline");
 		if (!(doc = read_file(calib_path, err, errlen)))
 			return -EINVAL;
 		if (!sim_json_valid(doc)) {
 			free(doc);
-			return sim_fail(err, errlen, "--calib '%s': not valid JSON", calib_path);
+			return jf_errf(err, errlen, "--calib '%s': not valid JSON", calib_path);
 		}
 		rc = measured_from(c, doc, mech, calib_path, err, errlen);
 		free(doc);
@@ -198,5 +198,5 @@ int sim_costs_preset(struct sim_costs *c, const char *name, const char *calib_pa
 			snprintf(c->name, sizeof(c->name), "%s", name);
 			return 0;
 		}
-	return sim_fail(err, errlen, "--mechanism '%s': unknown (%s)", name, sim_costs_names());
+	return jf_errf(err, errlen, "--mechanism '%s': unknown (%s)", name, sim_costs_names());
 }

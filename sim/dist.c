@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "dist.h"
-#include "err.h"
+#include "../src/common/errf.h"
 
 static bool is_number_char(char c)
 {
@@ -58,7 +58,7 @@ int sim_parse_time_ns(const char *s, double *ns, char *err, size_t errlen)
 	while (unit < t + len && is_number_char(*unit))
 		unit++;
 	if (unit == t + len)
-		return sim_fail(err, errlen, "'%s': missing unit (use ns, us, ms or s, e.g. 10us)", s);
+		return jf_errf(err, errlen, "'%s': missing unit (use ns, us, ms or s, e.g. 10us)", s);
 	if ((size_t)(t + len - unit) == 2 && !strncmp(unit, "ns", 2))
 		mult = 1.0;
 	else if (((size_t)(t + len - unit) == 2 && !strncmp(unit, "us", 2)) ||
@@ -69,14 +69,14 @@ int sim_parse_time_ns(const char *s, double *ns, char *err, size_t errlen)
 	else if ((size_t)(t + len - unit) == 1 && *unit == 's')
 		mult = 1e9;
 	else
-		return sim_fail(err, errlen, "'%s': unknown unit '%.*s' (use ns, us, ms or s)", s,
+		return jf_errf(err, errlen, "'%s': unknown unit '%.*s' (use ns, us, ms or s)", s,
 			    (int)(t + len - unit), unit);
 	if (!parse_double_n(t, (size_t)(unit - t), &v))
-		return sim_fail(err, errlen, "'%s': '%.*s' is not a number", s, (int)(unit - t), t);
+		return jf_errf(err, errlen, "'%s': '%.*s' is not a number", s, (int)(unit - t), t);
 	if (!isfinite(v) || v < 0)
-		return sim_fail(err, errlen, "'%s': must be a non-negative finite time", s);
+		return jf_errf(err, errlen, "'%s': must be a non-negative finite time", s);
 	if (v * mult > 1e15)
-		return sim_fail(err, errlen, "'%s': too large", s);
+		return jf_errf(err, errlen, "'%s': too large", s);
 	*ns = v * mult;
 	return 0;
 }
@@ -86,9 +86,9 @@ static int parse_percent(const char *s, const char *what, double *out, char *err
 	double v;
 
 	if (!parse_double_n(s, strlen(s), &v))
-		return sim_fail(err, errlen, "%s: '%s' is not a percentage", what, s);
+		return jf_errf(err, errlen, "%s: '%s' is not a percentage", what, s);
 	if (!(v >= 0.0 && v <= 100.0))
-		return sim_fail(err, errlen, "%s: %g is not in [0, 100]", what, v);
+		return jf_errf(err, errlen, "%s: %g is not in [0, 100]", what, v);
 	*out = v;
 	return 0;
 }
@@ -168,7 +168,7 @@ int sim_read_lines(const char *path, const char *what, char **f, int max,
 
 		lineno++;
 		if (!strchr(line, '\n') && !feof(file)) {
-			rc = sim_fail(err, errlen, "%s: line %ld: longer than %zu characters", what,
+			rc = jf_errf(err, errlen, "%s: line %ld: longer than %zu characters", what,
 				      lineno, sizeof(line) - 1);
 			break;
 		}
@@ -200,15 +200,15 @@ static int file_line(void *ctx, char **f, int n, long lineno, char *err, size_t 
 	int k;
 
 	if (n > 2)
-		return sim_fail(err, errlen, "%s:%ld: expected TIME [CLASS]", c->path, lineno);
+		return jf_errf(err, errlen, "%s:%ld: expected TIME [CLASS]", c->path, lineno);
 	if (sim_parse_duration_ns(f[0], &ns, why, sizeof(why)) != 0)
-		return sim_fail(err, errlen, "%s:%ld: %s", c->path, lineno, why);
+		return jf_errf(err, errlen, "%s:%ld: %s", c->path, lineno, why);
 	k = sim_class_intern(c->d->class_names, &c->d->nclasses, n == 2 ? f[1] : "all");
 	if (k < 0)
-		return sim_fail(err, errlen, "%s:%ld: more than %d classes", c->path, lineno,
+		return jf_errf(err, errlen, "%s:%ld: more than %d classes", c->path, lineno,
 				SIM_MAX_CLASSES);
 	if (push_value(c->d, &c->cap, ns, k))
-		return sim_fail(err, errlen, "%s: out of memory", c->path);
+		return jf_errf(err, errlen, "%s: out of memory", c->path);
 	return 0;
 }
 
@@ -224,7 +224,7 @@ static int parse_file(struct sim_dist *d, const char *path, char *err, size_t er
 	if ((rc = sim_read_lines(path, what, f, 2, file_line, &c, err, errlen)) != 0)
 		return rc;
 	if (d->nvals == 0)
-		return sim_fail(err, errlen, "'%s' holds no service time", path);
+		return jf_errf(err, errlen, "'%s' holds no service time", path);
 	for (size_t i = 0; i < d->nvals; i++)
 		sum += (double)d->vals[i];
 	d->mean_ns = sum / (double)d->nvals;
@@ -240,7 +240,7 @@ static int parse_lognormal(struct sim_dist *d, char **parts, char *err, size_t e
 	    sim_parse_duration_ns(parts[2], &sd, err, errlen))
 		return -EINVAL;
 	if (m == 0)
-		return sim_fail(err, errlen, "the mean must be > 0");
+		return jf_errf(err, errlen, "the mean must be > 0");
 	/* Mean m and sd of the distribution itself: sigma^2 = ln(1 + sd^2/m^2), mu = ln m - s2/2 */
 	s2 = log(1.0 + ((double)sd * (double)sd) / ((double)m * (double)m));
 	d->kind = SIM_DIST_LOGNORMAL;
@@ -271,7 +271,7 @@ static int parse_modes(struct sim_dist *d, char **parts, int n, char *err, size_
 		    parse_percent(parts[3], "trimodal P2", &p2, err, errlen))
 			return -EINVAL;
 		if (p1 + p2 > 100.0)
-			return sim_fail(err, errlen, "P1 + P2 = %g > 100", p1 + p2);
+			return jf_errf(err, errlen, "P1 + P2 = %g > 100", p1 + p2);
 		if (sim_parse_duration_ns(parts[2], &s[0], err, errlen) ||
 		    sim_parse_duration_ns(parts[4], &s[1], err, errlen) ||
 		    sim_parse_duration_ns(parts[5], &s[2], err, errlen))
@@ -299,11 +299,11 @@ static int parse_pareto(struct sim_dist *d, char **parts, char *err, size_t errl
 	if (sim_parse_duration_ns(parts[1], &m, err, errlen))
 		return -EINVAL;
 	if (!parse_double_n(parts[2], strlen(parts[2]), &a) || !isfinite(a))
-		return sim_fail(err, errlen, "ALPHA '%s' is not a number", parts[2]);
+		return jf_errf(err, errlen, "ALPHA '%s' is not a number", parts[2]);
 	if (m == 0)
-		return sim_fail(err, errlen, "the mean must be > 0");
+		return jf_errf(err, errlen, "the mean must be > 0");
 	if (!(a > 1.0))
-		return sim_fail(err, errlen, "ALPHA must be > 1 for a finite mean (got %g)", a);
+		return jf_errf(err, errlen, "ALPHA must be > 1 for a finite mean (got %g)", a);
 	d->kind = SIM_DIST_PARETO;
 	d->pareto_alpha = a;
 	d->pareto_xm = (double)m * (a - 1.0) / a; /* mean = xm * alpha / (alpha - 1) */
@@ -341,10 +341,10 @@ static int parse_parts(struct sim_dist *d, char **parts, int n, char *err, size_
 		if (!strcmp(parts[0], kinds[i]))
 			k = i;
 	if (k < 0)
-		return sim_fail(err, errlen, "unknown distribution '%s' (fixed, exp, lognormal, bimodal, "
+		return jf_errf(err, errlen, "unknown distribution '%s' (fixed, exp, lognormal, bimodal, "
 					 "trimodal, pareto, file)", parts[0]);
 	if (n != want[k])
-		return sim_fail(err, errlen, "expected %s", form_of(kinds[k]));
+		return jf_errf(err, errlen, "expected %s", form_of(kinds[k]));
 	switch (k) {
 	case 0:
 		d->kind = SIM_DIST_FIXED;
@@ -357,7 +357,7 @@ static int parse_parts(struct sim_dist *d, char **parts, int n, char *err, size_
 		if (sim_parse_duration_ns(parts[1], &m, err, errlen))
 			return -EINVAL;
 		if (m == 0)
-			return sim_fail(err, errlen, "the mean must be > 0");
+			return jf_errf(err, errlen, "the mean must be > 0");
 		d->kind = SIM_DIST_EXP;
 		d->exp_mean_ns = d->mean_ns = (double)m;
 		return 0;
@@ -380,13 +380,13 @@ int sim_dist_parse(struct sim_dist *d, const char *spec, char *err, size_t errle
 
 	memset(d, 0, sizeof(*d));
 	if (strlen(spec) >= sizeof(buf))
-		return sim_fail(err, errlen, "--dist: specification too long");
+		return jf_errf(err, errlen, "--dist: specification too long");
 	snprintf(d->spec, sizeof(d->spec), "%s", spec);
 	set_classes(d, 1, all);
 	if (!strncmp(spec, "file:", 5)) {
 		d->nclasses = 0;
 		rc = spec[5] ? parse_file(d, spec + 5, why, sizeof(why))
-			     : sim_fail(why, sizeof(why), "expected file:PATH");
+			     : jf_errf(why, sizeof(why), "expected file:PATH");
 	} else {
 		snprintf(buf, sizeof(buf), "%s", spec);
 		n = split(buf, parts, 7);

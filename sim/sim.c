@@ -12,7 +12,7 @@
 #include <jiffy/policy.h>
 
 #include "internal.h"
-#include "err.h"
+#include "../src/common/errf.h"
 
 static const struct sim_dist default_dist = {
 	.kind = SIM_DIST_EXP,
@@ -211,21 +211,21 @@ void sim_record_done(struct sim_result *res, const struct sim_source *src, int k
 static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->cores < 1 || cfg->cores > SIM_MAX_CORES)
-		return sim_fail(err, errlen, "--cores %d: must be in 1..%d", cfg->cores, SIM_MAX_CORES);
+		return jf_errf(err, errlen, "--cores %d: must be in 1..%d", cfg->cores, SIM_MAX_CORES);
 	if (!cfg->trace && !(cfg->rate > 0 && isfinite(cfg->rate)))
-		return sim_fail(err, errlen, "--rate %g: must be > 0 (or give --load)", cfg->rate);
+		return jf_errf(err, errlen, "--rate %g: must be > 0 (or give --load)", cfg->rate);
 	if (cfg->requests == 0)
-		return sim_fail(err, errlen, "--requests 0: at least one request must be measured");
+		return jf_errf(err, errlen, "--requests 0: at least one request must be measured");
 	if (cfg->trace && cfg->trace->n <= cfg->warmup)
-		return sim_fail(err, errlen, "--warmup %llu: the trace has only %zu requests",
+		return jf_errf(err, errlen, "--warmup %llu: the trace has only %zu requests",
 			    (unsigned long long)cfg->warmup, cfg->trace->n);
 	if (!(cfg->block_prob >= 0 && cfg->block_prob <= 1))
-		return sim_fail(err, errlen, "--block: probability %g not in [0, 1]", cfg->block_prob);
+		return jf_errf(err, errlen, "--block: probability %g not in [0, 1]", cfg->block_prob);
 	if (cfg->arrival_worker >= cfg->cores)
-		return sim_fail(err, errlen, "--arrival-worker %d: there are only %d workers",
+		return jf_errf(err, errlen, "--arrival-worker %d: there are only %d workers",
 			    cfg->arrival_worker, cfg->cores);
 	if (cfg->costs.preempt && cfg->tun.quantum_ns == 0)
-		return sim_fail(err, errlen, "--quantum 0ns: a preemptive mechanism needs a quantum > 0");
+		return jf_errf(err, errlen, "--quantum 0ns: a preemptive mechanism needs a quantum > 0");
 	return 0;
 }
 
@@ -239,7 +239,7 @@ int sim_run(const struct sim_config *cfg, struct sim_result *res, char *err, siz
 		return rc;
 	if (sim_result_init(res, sim_class_names(cfg, &names))) {
 		sim_result_free(res);
-		return sim_fail(err, errlen, "out of memory for the histograms");
+		return jf_errf(err, errlen, "out of memory for the histograms");
 	}
 	if (!strcmp(cfg->policy, "ps"))
 		rc = sim_ps_run(cfg, res, err, errlen);
@@ -293,19 +293,19 @@ static int trace_line(void *ctx, char **f, int n, long lineno, char *err, size_t
 	int k;
 
 	if (n < 2 || n > 3)
-		return sim_fail(err, errlen, "--arrivals '%s': line %ld: expected ARRIVAL SERVICE "
+		return jf_errf(err, errlen, "--arrivals '%s': line %ld: expected ARRIVAL SERVICE "
 					     "[CLASS] (e.g. 12.5us 3us short)", c->path, lineno);
 	if (sim_parse_duration_ns(f[0], &at, why, sizeof(why)) ||
 	    sim_parse_duration_ns(f[1], &svc, why, sizeof(why)))
-		return sim_fail(err, errlen, "--arrivals '%s': line %ld: %s", c->path, lineno, why);
+		return jf_errf(err, errlen, "--arrivals '%s': line %ld: %s", c->path, lineno, why);
 	if (tr->n && at < tr->at_ns[tr->n - 1])
-		return sim_fail(err, errlen, "--arrivals '%s': line %ld: arrival %s is before the "
+		return jf_errf(err, errlen, "--arrivals '%s': line %ld: arrival %s is before the "
 					     "previous one (times must not decrease)", c->path, lineno, f[0]);
 	if ((k = sim_class_intern(tr->class_names, &tr->nclasses, n == 3 ? f[2] : "all")) < 0)
-		return sim_fail(err, errlen, "--arrivals '%s': line %ld: more than %d classes",
+		return jf_errf(err, errlen, "--arrivals '%s': line %ld: more than %d classes",
 				c->path, lineno, SIM_MAX_CLASSES);
 	if (trace_push(tr, &c->cap, at, svc, k))
-		return sim_fail(err, errlen, "--arrivals '%s': out of memory", c->path);
+		return jf_errf(err, errlen, "--arrivals '%s': out of memory", c->path);
 	return 0;
 }
 
@@ -320,7 +320,7 @@ int sim_trace_load(struct sim_trace *tr, const char *path, char *err, size_t err
 	snprintf(what, sizeof(what), "--arrivals '%s'", path);
 	rc = sim_read_lines(path, what, f, 3, trace_line, &c, err, errlen);
 	if (rc == 0 && tr->n < 2)
-		rc = sim_fail(err, errlen, "--arrivals '%s': fewer than 2 requests", path);
+		rc = jf_errf(err, errlen, "--arrivals '%s': fewer than 2 requests", path);
 	if (rc) {
 		sim_trace_free(tr);
 		return rc;

@@ -19,6 +19,7 @@
 
 #include <jiffy/jiffy.h>
 
+#include "../common/errf.h"
 #include "../preempt/preempt.h"
 
 extern char **environ;
@@ -67,17 +68,6 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->preempt_signal = SIGURG;
 	cfg->netpoll_ns = 5 * 1000; /* see docs/netpoll.md */
 	jf_policy_tunables_default(&cfg->sched);
-}
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
 }
 
 /* Strict unsigned parse: digits only, optional K/M/G suffix (powers of 1024) if @suffixes. */
@@ -148,49 +138,49 @@ static const struct {
 int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->workers < 1 || cfg->workers > JF_MAX_WORKERS)
-		return fail(err, errlen, "workers = %u: must be between 1 and %d", cfg->workers,
+		return jf_errf(err, errlen, "workers = %u: must be between 1 and %d", cfg->workers,
 			    JF_MAX_WORKERS);
 	if (cfg->stack_size < MIN_STACK || cfg->stack_size > MAX_STACK)
-		return fail(err, errlen, "stack_size = %zu: must be between %u and %llu bytes",
+		return jf_errf(err, errlen, "stack_size = %zu: must be between %u and %llu bytes",
 			    cfg->stack_size, MIN_STACK, MAX_STACK);
 	if (cfg->spin_ns > MAX_SPIN_US * 1000u)
-		return fail(err, errlen, "spin_ns = %" PRIu64 ": must be at most %llu (10 s)",
+		return jf_errf(err, errlen, "spin_ns = %" PRIu64 ": must be at most %llu (10 s)",
 			    cfg->spin_ns, MAX_SPIN_US * 1000u);
 	if (cfg->netpoll_ns > 1000000000ull)
-		return fail(err, errlen, "netpoll_ns = %" PRIu64 ": must be at most 1 s",
+		return jf_errf(err, errlen, "netpoll_ns = %" PRIu64 ": must be at most 1 s",
 			    cfg->netpoll_ns);
 	if (cfg->stack_cache > 65536)
-		return fail(err, errlen, "stack_cache = %u: must be at most 65536", cfg->stack_cache);
+		return jf_errf(err, errlen, "stack_cache = %u: must be at most 65536", cfg->stack_cache);
 	if (memchr(cfg->policy, '\0', sizeof(cfg->policy)) == NULL || cfg->policy[0] == '\0')
-		return fail(err, errlen, "policy: must be a non-empty name");
+		return jf_errf(err, errlen, "policy: must be a non-empty name");
 	if (cfg->quantum_ns < 1000 || cfg->quantum_ns > 1000000000ull)
-		return fail(err, errlen, "quantum_ns = %" PRIu64 ": must be between 1 us and 1 s",
+		return jf_errf(err, errlen, "quantum_ns = %" PRIu64 ": must be between 1 us and 1 s",
 			    cfg->quantum_ns);
 	if (cfg->grace_ns > 1000000000ull)
-		return fail(err, errlen, "grace_ns = %" PRIu64 ": must be at most 1 s", cfg->grace_ns);
+		return jf_errf(err, errlen, "grace_ns = %" PRIu64 ": must be at most 1 s", cfg->grace_ns);
 	if (cfg->preempt_signal < 1 || cfg->preempt_signal > SIGRTMAX ||
 	    cfg->preempt_signal == SIGKILL || cfg->preempt_signal == SIGSTOP ||
 	    cfg->preempt_signal == SIGSEGV || cfg->preempt_signal == SIGBUS)
-		return fail(err, errlen,
+		return jf_errf(err, errlen,
 			    "preempt_signal = %d: must be a catchable signal other than SIGSEGV and "
 			    "SIGBUS (Jiffy reports stack overflows with those)",
 			    cfg->preempt_signal);
 	if (memchr(cfg->preempt, '\0', sizeof(cfg->preempt)) == NULL ||
 	    jf_preempt_available(cfg->preempt, NULL, 0) < 0)
-		return fail(err, errlen,
+		return jf_errf(err, errlen,
 			    "preempt = '%.*s': unknown mechanism; known: " JF_PREEMPT_KNOWN,
 			    (int)sizeof(cfg->preempt), cfg->preempt);
 	for (size_t i = 0; i < sizeof(us_tunables) / sizeof(us_tunables[0]); i++) {
 		uint64_t v = *(const uint64_t *)((const char *)cfg + us_tunables[i].off);
 		if (v < us_tunables[i].min_us * 1000u || v > us_tunables[i].max_us * 1000u)
-			return fail(err, errlen, "sched.%s = %" PRIu64 " ns: must be between %" PRIu64
+			return jf_errf(err, errlen, "sched.%s = %" PRIu64 " ns: must be between %" PRIu64
 				    " and %" PRIu64 " us (%s)", us_tunables[i].name + 6, v,
 				    us_tunables[i].min_us, us_tunables[i].max_us, us_tunables[i].name);
 	}
 	if (!jf_policy_find(cfg->policy)) {
 		char names[256];
 		jf_policy_names(names, sizeof(names));
-		return fail(err, errlen, "policy '%s' is unknown; available: %s", cfg->policy,
+		return jf_errf(err, errlen, "policy '%s' is unknown; available: %s", cfg->policy,
 			    names);
 	}
 	return 0;
@@ -204,7 +194,7 @@ static int env_workers(struct jf_config *c, const char *n, const char *v, char *
 {
 	uint64_t x;
 	if (parse_u64(v, false, &x) || x < 1 || x > JF_MAX_WORKERS)
-		return fail(e, el, "%s='%s': expected a number of workers from 1 to %d", n, v,
+		return jf_errf(e, el, "%s='%s': expected a number of workers from 1 to %d", n, v,
 			    JF_MAX_WORKERS);
 	c->workers = (unsigned)x;
 	return 0;
@@ -213,21 +203,21 @@ static int env_workers(struct jf_config *c, const char *n, const char *v, char *
 static int env_pin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	if (parse_bool(v, &c->pin_workers))
-		return fail(e, el, "%s='%s': expected 0 or 1", n, v);
+		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
 	return 0;
 }
 
 static int env_stats(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	if (parse_bool(v, &c->stats))
-		return fail(e, el, "%s='%s': expected 0 or 1", n, v);
+		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
 	return 0;
 }
 
 static int env_timer_spin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	if (parse_bool(v, &c->timer_spin))
-		return fail(e, el, "%s='%s': expected 0 or 1", n, v);
+		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
 	return 0;
 }
 
@@ -236,7 +226,7 @@ static int env_policy(struct jf_config *c, const char *n, const char *v, char *e
 	char names[256];
 	if (!v[0] || strlen(v) >= sizeof(c->policy) || !jf_policy_find(v)) {
 		jf_policy_names(names, sizeof(names));
-		return fail(e, el, "%s='%s': unknown policy; available: %s", n, v, names);
+		return jf_errf(e, el, "%s='%s': unknown policy; available: %s", n, v, names);
 	}
 	snprintf(c->policy, sizeof(c->policy), "%s", v);
 	return 0;
@@ -246,7 +236,7 @@ static int env_stack(struct jf_config *c, const char *n, const char *v, char *e,
 {
 	uint64_t x;
 	if (parse_u64(v, true, &x) || x < MIN_STACK || x > MAX_STACK)
-		return fail(e, el, "%s='%s': expected a size from 16K to 1G (suffix K, M or G)", n,
+		return jf_errf(e, el, "%s='%s': expected a size from 16K to 1G (suffix K, M or G)", n,
 			    v);
 	c->stack_size = (size_t)x;
 	return 0;
@@ -256,7 +246,7 @@ static int env_cache(struct jf_config *c, const char *n, const char *v, char *e,
 {
 	uint64_t x;
 	if (parse_u64(v, false, &x) || x > 65536)
-		return fail(e, el, "%s='%s': expected a number of stacks from 0 to 65536", n, v);
+		return jf_errf(e, el, "%s='%s': expected a number of stacks from 0 to 65536", n, v);
 	c->stack_cache = (unsigned)x;
 	return 0;
 }
@@ -265,7 +255,7 @@ static int env_spin(struct jf_config *c, const char *n, const char *v, char *e, 
 {
 	uint64_t x;
 	if (parse_u64(v, false, &x) || x > MAX_SPIN_US)
-		return fail(e, el, "%s='%s': expected microseconds from 0 to %llu", n, v,
+		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to %llu", n, v,
 			    MAX_SPIN_US);
 	c->spin_ns = x * 1000u;
 	return 0;
@@ -275,7 +265,7 @@ static int env_netpoll(struct jf_config *c, const char *n, const char *v, char *
 {
 	uint64_t x;
 	if (parse_u64(v, false, &x) || x > 1000000)
-		return fail(e, el, "%s='%s': expected microseconds from 0 to 1000000", n, v);
+		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 1000000", n, v);
 	c->netpoll_ns = x * 1000u;
 	return 0;
 }
@@ -283,7 +273,7 @@ static int env_netpoll(struct jf_config *c, const char *n, const char *v, char *
 static int env_preempt(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	if (strlen(v) >= sizeof(c->preempt) || jf_preempt_available(v, NULL, 0) < 0)
-		return fail(e, el,
+		return jf_errf(e, el,
 			    "%s='%s': unknown mechanism; known: " JF_PREEMPT_KNOWN,
 			    n, v);
 	snprintf(c->preempt, sizeof(c->preempt), "%s", v);
@@ -294,7 +284,7 @@ static int env_quantum(struct jf_config *c, const char *n, const char *v, char *
 {
 	uint64_t x;
 	if (parse_u64(v, false, &x) || x < 1 || x > 1000000)
-		return fail(e, el, "%s='%s': expected microseconds from 1 to 1000000", n, v);
+		return jf_errf(e, el, "%s='%s': expected microseconds from 1 to 1000000", n, v);
 	c->quantum_ns = x * 1000u;
 	return 0;
 }
@@ -303,7 +293,7 @@ static int env_grace(struct jf_config *c, const char *n, const char *v, char *e,
 {
 	uint64_t x;
 	if (parse_u64(v, false, &x) || x > 1000000)
-		return fail(e, el, "%s='%s': expected microseconds from 0 to 1000000", n, v);
+		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 1000000", n, v);
 	c->grace_ns = x * 1000u;
 	return 0;
 }
@@ -337,7 +327,7 @@ static int env_signal(struct jf_config *c, const char *n, const char *v, char *e
 	}
 	if (sig < 1 || sig > SIGRTMAX || sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV ||
 	    sig == SIGBUS)
-		return fail(e, el,
+		return jf_errf(e, el,
 			    "%s='%s': expected a catchable signal (SIGURG, SIGUSR1, SIGRTMIN+3, 23, "
 			    "...) other than SIGSEGV/SIGBUS",
 			    n, v);
@@ -352,12 +342,12 @@ static int env_us_tunable(struct jf_config *c, const char *n, const char *v, cha
 		if (strcmp(n, us_tunables[i].name))
 			continue;
 		if (parse_u64(v, false, &x) || x < us_tunables[i].min_us || x > us_tunables[i].max_us)
-			return fail(e, el, "%s='%s': expected microseconds from %" PRIu64 " to %" PRIu64,
+			return jf_errf(e, el, "%s='%s': expected microseconds from %" PRIu64 " to %" PRIu64,
 				    n, v, us_tunables[i].min_us, us_tunables[i].max_us);
 		*(uint64_t *)((char *)c + us_tunables[i].off) = x * 1000u;
 		return 0;
 	}
-	return fail(e, el, "%s: not a tunable", n);
+	return jf_errf(e, el, "%s: not a tunable", n);
 }
 
 static int env_central(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
@@ -366,7 +356,7 @@ static int env_central(struct jf_config *c, const char *n, const char *v, char *
 		c->sched.central_mq = v[0] == 'm';
 		return 0;
 	}
-	return fail(e, el, "%s='%s': expected 'sq' (one queue) or 'mq' (one per request type)", n,
+	return jf_errf(e, el, "%s='%s': expected 'sq' (one queue) or 'mq' (one per request type)", n,
 		    v);
 }
 
@@ -376,7 +366,7 @@ static int env_central_pre(struct jf_config *c, const char *n, const char *v, ch
 		c->sched.central_head = v[0] == 'h';
 		return 0;
 	}
-	return fail(e, el, "%s='%s': expected 'head' or 'tail'", n, v);
+	return jf_errf(e, el, "%s='%s': expected 'head' or 'tail'", n, v);
 }
 
 /* Read by clock.c at first use; validated here so a typo is still reported. */
@@ -384,7 +374,7 @@ static int env_clock(struct jf_config *c, const char *n, const char *v, char *e,
 {
 	(void)c;
 	if (strcmp(v, "tsc") && strcmp(v, "monotonic"))
-		return fail(e, el, "%s='%s': expected 'tsc' or 'monotonic'", n, v);
+		return jf_errf(e, el, "%s='%s': expected 'tsc' or 'monotonic'", n, v);
 	return 0;
 }
 
@@ -435,7 +425,7 @@ int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen)
 				if (i + 1 < sizeof(env_vars) / sizeof(env_vars[0]))
 					strncat(names, ", ", sizeof(names) - strlen(names) - 1);
 			}
-			return fail(err, errlen, "%s: unknown variable; known: %s", *ep, names);
+			return jf_errf(err, errlen, "%s: unknown variable; known: %s", *ep, names);
 		}
 	}
 	*cfg = tmp;
