@@ -162,9 +162,19 @@ static struct pdesc *pd_register(int fd, bool fresh, bool excl)
 	} else if (fresh) {
 		pd = pd_register_np(fd, pd, fresh, excl);
 	} else {
-		/* pd_register_np refuses it under the lock while jf_close() is closing it */
+		/*
+		 * Counted in flight before looking at "closing": either jf_close() sees the count
+		 * and waits, or we see "closing" and leave the descriptor alone (pd_register_np's
+		 * fstat must not overlap close(2); its check under the lock is for the window
+		 * between them).
+		 */
+		struct pdesc *got = NULL;
+
 		__atomic_fetch_add(&pd->inflight, 1, __ATOMIC_SEQ_CST);
-		struct pdesc *got = pd_register_np(fd, pd, fresh, excl);
+		if (__atomic_load_n(&pd->closing, __ATOMIC_SEQ_CST))
+			errno = EBADF; /* being closed: not adopted again */
+		else
+			got = pd_register_np(fd, pd, fresh, excl);
 		__atomic_fetch_sub(&pd->inflight, 1, __ATOMIC_RELEASE);
 		pd = got;
 	}
