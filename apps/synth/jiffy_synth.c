@@ -28,6 +28,7 @@
 
 #include <jiffy/jiffy.h>
 
+#include "breakdown.h"
 #include "flags.h"
 #include "proto.h"
 #include "spin.h"
@@ -50,6 +51,7 @@ static struct {
 #define COUNT(c) atomic_fetch_add_explicit(&S.c, 1, memory_order_relaxed)
 
 struct req {
+	struct jp_bd_stamp bd; /* --breakdown */
 	struct sockaddr_storage src;
 	socklen_t slen;
 	size_t len;
@@ -61,10 +63,13 @@ static void safepoint(void)
 	jf_safepoint();
 }
 
-static void serve(const uint8_t *in, size_t len, const struct sockaddr *src, socklen_t slen)
+static void serve(const uint8_t *in, size_t len, const struct sockaddr *src, socklen_t slen,
+		  struct jp_bd_stamp *bd)
 {
 	uint8_t reply[32];
 
+	if (bd)
+		bd->started = jp_bd_now();
 	if (!jp_synth_serve(in, len, reply, safepoint)) {
 		COUNT(dropped);
 		return;
@@ -74,12 +79,17 @@ static void serve(const uint8_t *in, size_t len, const struct sockaddr *src, soc
 		COUNT(replies);
 	else
 		COUNT(errors);
+	if (bd) {
+		bd->replied = jp_bd_now();
+		jp_bd_record(bd);
+	}
 }
 
 static void *handler(void *arg)
 {
 	struct req *r = arg;
-	serve(r->data, r->len, (struct sockaddr *)&r->src, r->slen);
+	serve(r->data, r->len, (struct sockaddr *)&r->src, r->slen,
+	      jp_bd_enabled() ? &r->bd : NULL);
 	free(r);
 	jf_waitgroup_done(&S.wg);
 	return NULL;
@@ -101,6 +111,7 @@ static void *receiver(void *arg)
 		ssize_t n = jf_recvfrom(S.fd, buf, JP_MAX_DGRAM + 1, MSG_TRUNC,
 					(struct sockaddr *)&src, &slen, POLL_NS);
 		struct req *r;
+		struct jp_bd_stamp bd = {0};
 
 		if (n < 0) {
 			if (errno == EBADF)
@@ -109,15 +120,20 @@ static void *receiver(void *arg)
 				COUNT(errors);
 			continue;
 		}
+		if (jp_bd_enabled()) {
+			bd.received = jp_bd_now();
+			bd.arrival = jp_bd_arrival(S.fd);
+		}
 		if (!S.spawn || (size_t)n > JP_MAX_DGRAM) {
-			serve(buf, (size_t)n, (struct sockaddr *)&src, slen);
+			serve(buf, (size_t)n, (struct sockaddr *)&src, slen, jp_bd_enabled() ? &bd : NULL);
 			continue;
 		}
 		r = malloc(sizeof(*r) + (size_t)n);
 		if (!r) {
-			serve(buf, (size_t)n, (struct sockaddr *)&src, slen);
+			serve(buf, (size_t)n, (struct sockaddr *)&src, slen, NULL);
 			continue;
 		}
+		r->bd = bd;
 		memcpy(&r->src, &src, slen);
 		r->slen = slen;
 		r->len = (size_t)n;
@@ -201,6 +217,7 @@ static void *app_main(void *arg)
 	fprintf(stderr, "%s: requests=%llu replies=%llu dropped=%llu errors=%llu\n", prog,
 		(unsigned long long)S.requests, (unsigned long long)S.replies,
 		(unsigned long long)S.dropped, (unsigned long long)S.errors);
+	jp_bd_report(stderr, prog);
 	jf_close(S.fd);
 	jf_close(S.sig_fd);
 	*rc = signo > 0 ? 0 : 1;
@@ -210,11 +227,14 @@ static void *app_main(void *arg)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [--port P] [--receivers N] [--udp-mode spawn|inline]\n"
+		"usage: %s [--port P] [--receivers N] [--udp-mode spawn|inline] [--breakdown US]\n"
 		"  --port P        UDP port (default 7000; 0: any free port)\n"
 		"  --receivers N   uthreads receiving datagrams (default 1)\n"
 		"  --udp-mode M    spawn: one uthread per request (default); inline: the\n"
 		"                  receivers serve requests themselves (run to completion)\n"
+		"  --breakdown US  time each request's stages (kernel arrival, receiver, handler,\n"
+		"                  reply) and print percentiles at exit, split by whether the\n"
+		"                  server was idle for more than US microseconds before it arrived\n"
 		"The runtime is configured with JIFFY_* variables (JIFFY_WORKERS, JIFFY_POLICY,\n"
 		"JIFFY_PREEMPT, JIFFY_QUANTUM_US, ...; see include/jiffy/config.h).\n",
 		prog);
@@ -237,6 +257,14 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--receivers")) {
 			if (jp_flag_uint(prog, a, v, 1, 64, &S.receivers))
 				return 2;
+		} else if (!strcmp(a, "--breakdown")) {
+			unsigned long us;
+			if (jp_flag_uint(prog, a, v, 0, 10000000, &us))
+				return 2;
+			if (jp_bd_init(4u << 20, us * 1000u) != 0) {
+				fprintf(stderr, "%s: --breakdown: out of memory\n", prog);
+				return 1;
+			}
 		} else if (!strcmp(a, "--udp-mode")) {
 			if (v && !strcmp(v, "spawn")) {
 				S.spawn = 1;
