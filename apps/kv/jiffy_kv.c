@@ -9,8 +9,15 @@
  *     jf_sendto()s the reply, so a long SCAN never delays the next receive and the policy sees
  *     one uthread per request (what preemption acts on). With --udp-mode inline the receivers
  *     run requests themselves (a fixed pool of --receivers uthreads; no spawn per request).
+ *     A spawned request's uthread carries its op (docs/protocol.md's number: GET 2, PUT 3, DEL 4,
+ *     SCAN 5) as attr.sched.type and that op's --slo as attr.sched.slo_ns, so the central
+ *     policy's MQ mode (JIFFY_CENTRAL=mq) keeps one queue per op; requests served inline (and
+ *     after a failed spawn) keep the receiver's default attributes. At exit, before the
+ *     statistics line, one line per op ("op get: requests=N tagged=N slo_us=..."; requests: those
+ *     answered; tagged: those whose uthread read its own attributes back as its op and SLO).
  *   - RESP: an accept loop; one uthread per connection reads with jf_read(), parses every
  *     complete command in its buffer (pipelining), and writes all their replies with one jf_write().
+ *     Connection uthreads keep the default attributes (--slo is for the UDP front end).
  *   - Signals: SIGINT/SIGTERM are blocked in every thread and read from a signalfd registered with
  *     the netpoller; the main uthread waits on it, then sets `stopping`. Loops wake at least every
  *     100 ms (netpoller timeouts) to notice it, finish, and the main uthread waits for every
@@ -27,6 +34,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +51,7 @@
 #include "kvproto.h"
 #include "kvstore.h"
 #include "resp.h"
+#include "slo_flag.h"
 
 #define POLL_NS (100 * 1000 * 1000ll) /* how often blocked loops look at `stopping` */
 #define CONN_BUF_MIN (16 * 1024)
@@ -55,6 +65,7 @@ static struct {
 	unsigned long port, resp_port, keys, value_size, receivers;
 	const char *db;
 	int spawn; /* --udp-mode spawn (1) or inline (0) */
+	struct jp_slo_table slo; /* --slo, per op */
 	/* runtime */
 	struct kvstore *kv;
 	int udp_fd, tcp_fd, sig_fd;
@@ -62,6 +73,7 @@ static struct {
 	atomic_int stopping;
 	jf_waitgroup_t wg; /* every uthread but main */
 	struct kvproto_stats udp;
+	struct jp_type_counts ops; /* answered UDP requests per op, and how many ran tagged */
 	_Atomic uint64_t spawn_failures;
 	struct resp_stats resp;
 	struct resp_env env;
@@ -104,19 +116,44 @@ static int transient(int e)
 
 /* ---- UDP ---------------------------------------------------------------------------------- */
 
+/* --slo's names for the ops jiffy-kv serves (numbers are accepted too). */
+static const struct jp_slo_name op_names[] = {
+	{"ping", JP_PING}, {"get", JP_GET}, {"put", JP_PUT}, {"del", JP_DEL}, {"scan", JP_SCAN},
+	{NULL, 0},
+};
+
 struct udp_req {
 	struct sockaddr_storage src;
 	socklen_t slen;
+	bool spawned; /* runs in its own uthread, tagged with its op */
 	size_t len;
 	char data[];
 };
 
-static void udp_reply(const char *req, size_t len, const struct sockaddr *src, socklen_t slen)
+/* The type of a datagram: its op byte, or 0 when it is too short to have one (garbage). */
+static unsigned op_of(const char *req, size_t len)
+{
+	return len >= sizeof(struct jp_req) ? (uint8_t)req[offsetof(struct jp_req, op)] : 0;
+}
+
+/* Does the calling uthread carry @op and its SLO, as the policy reads them? */
+static bool carries_op(unsigned op)
+{
+	struct jf_sched_attr a;
+
+	jf_thread_get_sched_attr(jf_self(), &a);
+	return a.type == (int32_t)op && a.slo_ns == S.slo.slo_ns[op];
+}
+
+/* @spawned: called in the request's own uthread (which should carry its op). */
+static void udp_reply(const char *req, size_t len, const struct sockaddr *src, socklen_t slen,
+		      bool spawned)
 {
 	char reply[KVPROTO_REPLY_MAX];
 	size_t rl = kvproto_handle(S.kv, req, len, reply, &S.udp);
 	if (rl == 0)
 		return;
+	jp_type_count(&S.ops, op_of(req, len), spawned && carries_op(op_of(req, len)));
 	if (jf_sendto(S.udp_fd, reply, rl, 0, src, slen, POLL_NS * 10) == (ssize_t)rl)
 		kvproto_count(&S.udp.replies);
 	else
@@ -126,7 +163,7 @@ static void udp_reply(const char *req, size_t len, const struct sockaddr *src, s
 static void *udp_handler(void *arg)
 {
 	struct udp_req *r = arg;
-	udp_reply(r->data, r->len, (struct sockaddr *)&r->src, r->slen);
+	udp_reply(r->data, r->len, (struct sockaddr *)&r->src, r->slen, r->spawned);
 	free(r);
 	jf_waitgroup_done(&S.wg);
 	return NULL;
@@ -154,7 +191,7 @@ static void *udp_receiver(void *arg)
 			continue;
 		}
 		if (!S.spawn) {
-			udp_reply(buf, (size_t)n, (struct sockaddr *)&src, slen);
+			udp_reply(buf, (size_t)n, (struct sockaddr *)&src, slen, false);
 			continue;
 		}
 		struct udp_req *r = malloc(sizeof(*r) + (size_t)n);
@@ -165,12 +202,16 @@ static void *udp_receiver(void *arg)
 		}
 		memcpy(&r->src, &src, slen);
 		r->slen = slen;
+		r->spawned = true;
 		r->len = (size_t)n;
 		memcpy(r->data, buf, (size_t)n);
+		attr.sched.type = (int32_t)op_of(buf, (size_t)n);
+		attr.sched.slo_ns = S.slo.slo_ns[attr.sched.type];
 		jf_waitgroup_add(&S.wg, 1);
 		if (jf_spawn(NULL, &attr, udp_handler, r) != 0) {
 			/* out of memory for a uthread: serve it here rather than drop it */
 			kvproto_count(&S.spawn_failures);
+			r->spawned = false;
 			udp_handler(r);
 		}
 	}
@@ -469,6 +510,7 @@ static void *app_main(void *arg)
 	S.exit_code = 0;
 wait:
 	jf_waitgroup_wait(&S.wg); /* receivers, handlers, acceptor, connections */
+	jp_slo_report(stderr, prog, "op", op_names, &S.slo, &S.ops);
 	fprintf(stderr,
 		"%s: stopped by %s; udp requests=%llu replies=%llu dropped=%llu errors=%llu "
 		"(get=%llu scan=%llu put=%llu del=%llu ping=%llu spawn_failures=%llu); "
@@ -500,7 +542,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s [--port P] [--resp-port P] [--keys N] [--value-size B] [--db PATH]\n"
-		"          [--receivers N] [--udp-mode spawn|inline]\n"
+		"          [--receivers N] [--udp-mode spawn|inline] [--slo OP=US[,OP=US...]]\n"
 		"  --port P          UDP port of the request protocol (default 7100; 0: any free port)\n"
 		"  --resp-port P     TCP port of the Redis protocol (default 6380; 0: disabled)\n"
 		"  --keys N          preload key%%012u for i < N (default 100000)\n"
@@ -510,6 +552,12 @@ static void usage(FILE *f)
 		"  --receivers N     uthreads receiving UDP datagrams (default 1)\n"
 		"  --udp-mode M      spawn: one uthread per request (default); inline: the\n"
 		"                    receivers serve requests themselves\n"
+		"  --slo OP=US,...   the SLO in microseconds (1..10000000) of a UDP request op\n"
+		"                    (ping, get, put, del, scan, or the op's number 0..255). Each\n"
+		"                    spawned request's uthread carries its op in attr.type and\n"
+		"                    the op's SLO in attr.slo_ns: JIFFY_POLICY=central\n"
+		"                    JIFFY_CENTRAL=mq keeps one queue per op; an op without an\n"
+		"                    SLO gets JIFFY_CENTRAL_SLO_US. Per-op counts at exit\n"
 		"The runtime is configured with JIFFY_* variables (JIFFY_WORKERS, JIFFY_POLICY,\n"
 		"JIFFY_PREEMPT, JIFFY_QUANTUM_US, ...; see include/jiffy/config.h).\n",
 		prog, JP_MAX_VALUE);
@@ -543,6 +591,8 @@ int main(int argc, char **argv)
 					prog, v ? v : "");
 				return 2;
 			}
+		} else if (strcmp(a, "--slo") == 0) {
+			bad = jp_slo_flag(prog, a, v, op_names, &S.slo);
 		} else if (strcmp(a, "--db") == 0) {
 			if (!v || !*v) {
 				fprintf(stderr, "%s: --db needs a path\n", prog);

@@ -11,7 +11,16 @@
  * per request and a long one can be preempted while short ones run; with inline the receivers
  * serve requests themselves. Runtime configuration: JIFFY_* variables.
  *
+ * Scheduling attributes: a spawned handler carries its request's class (the klass byte,
+ * docs/protocol.md) as attr.sched.type and that class's --slo as attr.sched.slo_ns, so the
+ * central policy's MQ mode (JIFFY_CENTRAL=mq) keeps one queue per class. Receivers and requests
+ * served inline (--udp-mode inline, a failed spawn) keep the default attributes. At exit,
+ * before the statistics line, one line per class ("class K: requests=N tagged=N slo_us=..."):
+ * tagged counts the requests whose handler read its own attributes back as the class and SLO
+ * it should carry (slo_flag.h).
+ *
  *   jiffy-synth [--port P (7000; 0: any)] [--receivers N (1)] [--udp-mode spawn|inline]
+ *               [--slo CLASS=US[,CLASS=US...]] [--breakdown US]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -19,6 +28,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +41,7 @@
 #include "breakdown.h"
 #include "flags.h"
 #include "proto.h"
+#include "slo_flag.h"
 #include "spin.h"
 #include "synth.h"
 
@@ -46,12 +57,15 @@ static struct {
 	atomic_int stopping;
 	jf_waitgroup_t wg;
 	_Atomic unsigned long long requests, replies, dropped, errors, spawn_failures;
+	struct jp_slo_table slo;       /* --slo, per class */
+	struct jp_type_counts classes; /* well-formed requests per class */
 } S = {.port = 7000, .receivers = 1, .spawn = 1, .fd = -1, .sig_fd = -1};
 
 #define COUNT(c) atomic_fetch_add_explicit(&S.c, 1, memory_order_relaxed)
 
 struct req {
 	struct jp_bd_stamp bd; /* --breakdown */
+	bool spawned;          /* runs in its own uthread, tagged with its class */
 	struct sockaddr_storage src;
 	socklen_t slen;
 	size_t len;
@@ -63,10 +77,27 @@ static void safepoint(void)
 	jf_safepoint();
 }
 
+/* The class of a datagram: its klass byte, or 0 when it is too short to have one (garbage). */
+static unsigned class_of(const uint8_t *in, size_t len)
+{
+	return len >= sizeof(struct jp_req) ? in[offsetof(struct jp_req, klass)] : 0;
+}
+
+/* Does the calling uthread carry @klass and its SLO, as the policy reads them? */
+static bool carries_class(unsigned klass)
+{
+	struct jf_sched_attr a;
+
+	jf_thread_get_sched_attr(jf_self(), &a);
+	return a.type == (int32_t)klass && a.slo_ns == S.slo.slo_ns[klass];
+}
+
+/* @spawned: called in the request's own uthread (which should carry its class). */
 static void serve(const uint8_t *in, size_t len, const struct sockaddr *src, socklen_t slen,
-		  struct jp_bd_stamp *bd)
+		  struct jp_bd_stamp *bd, bool spawned)
 {
 	uint8_t reply[32];
+	unsigned klass;
 
 	if (bd)
 		bd->started = jp_bd_now();
@@ -75,6 +106,8 @@ static void serve(const uint8_t *in, size_t len, const struct sockaddr *src, soc
 		return;
 	}
 	COUNT(requests); /* well-formed ones, as the peers count */
+	klass = class_of(in, len);
+	jp_type_count(&S.classes, klass, spawned && carries_class(klass));
 	if (jf_sendto(S.fd, reply, sizeof(reply), 0, src, slen, POLL_NS) == (ssize_t)sizeof(reply))
 		COUNT(replies);
 	else
@@ -89,7 +122,7 @@ static void *handler(void *arg)
 {
 	struct req *r = arg;
 	serve(r->data, r->len, (struct sockaddr *)&r->src, r->slen,
-	      jp_bd_enabled() ? &r->bd : NULL);
+	      jp_bd_enabled() ? &r->bd : NULL, r->spawned);
 	free(r);
 	jf_waitgroup_done(&S.wg);
 	return NULL;
@@ -125,22 +158,27 @@ static void *receiver(void *arg)
 			bd.arrival = jp_bd_arrival(S.fd);
 		}
 		if (!S.spawn || (size_t)n > JP_MAX_DGRAM) {
-			serve(buf, (size_t)n, (struct sockaddr *)&src, slen, jp_bd_enabled() ? &bd : NULL);
+			serve(buf, (size_t)n, (struct sockaddr *)&src, slen,
+			      jp_bd_enabled() ? &bd : NULL, false);
 			continue;
 		}
 		r = malloc(sizeof(*r) + (size_t)n);
 		if (!r) {
-			serve(buf, (size_t)n, (struct sockaddr *)&src, slen, NULL);
+			serve(buf, (size_t)n, (struct sockaddr *)&src, slen, NULL, false);
 			continue;
 		}
 		r->bd = bd;
+		r->spawned = true;
 		memcpy(&r->src, &src, slen);
 		r->slen = slen;
 		r->len = (size_t)n;
 		memcpy(r->data, buf, (size_t)n);
+		attr.sched.type = (int32_t)class_of(buf, (size_t)n);
+		attr.sched.slo_ns = S.slo.slo_ns[attr.sched.type];
 		jf_waitgroup_add(&S.wg, 1);
 		if (jf_spawn(NULL, &attr, handler, r) != 0) {
 			COUNT(spawn_failures); /* out of memory for a uthread: serve it here */
+			r->spawned = false;
 			handler(r);
 		}
 	}
@@ -214,6 +252,7 @@ static void *app_main(void *arg)
 	}
 	atomic_store(&S.stopping, 1);
 	jf_waitgroup_wait(&S.wg); /* receivers (within POLL_NS) and every request in flight */
+	jp_slo_report(stderr, prog, "class", NULL, &S.slo, &S.classes);
 	fprintf(stderr, "%s: requests=%llu replies=%llu dropped=%llu errors=%llu\n", prog,
 		(unsigned long long)S.requests, (unsigned long long)S.replies,
 		(unsigned long long)S.dropped, (unsigned long long)S.errors);
@@ -227,11 +266,19 @@ static void *app_main(void *arg)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [--port P] [--receivers N] [--udp-mode spawn|inline] [--breakdown US]\n"
+		"usage: %s [--port P] [--receivers N] [--udp-mode spawn|inline]\n"
+		"          [--slo CLASS=US[,CLASS=US...]] [--breakdown US]\n"
 		"  --port P        UDP port (default 7000; 0: any free port)\n"
 		"  --receivers N   uthreads receiving datagrams (default 1)\n"
 		"  --udp-mode M    spawn: one uthread per request (default); inline: the\n"
 		"                  receivers serve requests themselves (run to completion)\n"
+		"  --slo CLASS=US[,CLASS=US...]\n"
+		"                  the SLO in microseconds (1..10000000) of a request class\n"
+		"                  (the klass byte, 0..255). Each request's handler uthread\n"
+		"                  carries its class in attr.type and the class's SLO in\n"
+		"                  attr.slo_ns: JIFFY_POLICY=central JIFFY_CENTRAL=mq keeps one\n"
+		"                  queue per class; a class without an SLO gets\n"
+		"                  JIFFY_CENTRAL_SLO_US. Per-class counts are printed at exit\n"
 		"  --breakdown US  time each request's stages (kernel arrival, receiver, handler,\n"
 		"                  reply) and print percentiles at exit, split by whether the\n"
 		"                  server was idle for more than US microseconds before it arrived\n"
@@ -256,6 +303,9 @@ int main(int argc, char **argv)
 				return 2;
 		} else if (!strcmp(a, "--receivers")) {
 			if (jp_flag_uint(prog, a, v, 1, 64, &S.receivers))
+				return 2;
+		} else if (!strcmp(a, "--slo")) {
+			if (jp_slo_flag(prog, a, v, NULL, &S.slo))
 				return 2;
 		} else if (!strcmp(a, "--breakdown")) {
 			unsigned long us;
