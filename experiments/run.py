@@ -40,7 +40,8 @@ def config_path(name):
 def report(doc, by_exp, outdir, meta=None, log=print, sim_bin=None):
     """Print and write the SLO tables; draw the plots. Return the paths written."""
     stop_after = doc["run"]["stop_after"]
-    md, written = [], []
+    goal = doc["run"].get("verdict_goal", 3.0)
+    md, written, verdicts = [], [], []
     where = noise = ""
     if meta:
         m = meta.get("machine", {})
@@ -74,7 +75,12 @@ def report(doc, by_exp, outdir, meta=None, log=print, sim_bin=None):
             log(f"(no simulated twins for {exp['name']}: build/sim/jiffy-sim is not built)")
         all_points = dict(points, **{t["name"]: p for t, p, _ in twins})
         rows = slo.table(exp, all_points, configs + [t for t, _, _ in twins], stop_after)
-        text = slo.format_table(exp, rows)
+        floor = points.get("path-floor")
+        probes = (meta or {}).get("probes", {}).get(exp["name"])
+        text = slo.format_table(exp, rows, floor=floor, probes=probes)
+        v = slo.verdict(exp, rows, goal)
+        verdicts.append(v)
+        text += f"\n**Verdict** {v['text']}\n"
         log("\n" + text)
         md.append(text)
         try:
@@ -85,15 +91,24 @@ def report(doc, by_exp, outdir, meta=None, log=print, sim_bin=None):
         series = [{"label": c["label"], "points": points[c["name"]]} for c in configs]
         series += [{"label": t["label"], "points": p, "dashed": True, "twin_of": i}
                    for t, p, i in twins]
+        if floor:
+            series.append({"label": "path floor: zero-work PING, same server and client",
+                           "points": floor, "floor": True})
         png = plot.plot_experiment(exp, series, os.path.join(outdir, f"{exp['name']}.png"),
                                    subtitle=where)
         if png:
             written.append(png)
     path = os.path.join(outdir, "slo.md")
+    summary = "".join(f"- {v['text']}\n" for v in verdicts)
     with open(path, "w") as f:
         f.write((f"Measured on {where}\n\n" if where else "")
                 + (f"Hypervisor stalls with both CPUs busy ({noise})\n\n" if meta and noise else "")
+                + (f"Verdicts:\n{summary}\n" if summary else "")
                 + "\n".join(md))
+    with open(os.path.join(outdir, "verdict.json"), "w") as f:
+        json.dump(verdicts, f, indent=1)
+    if summary:
+        log("Verdicts:\n" + summary)
     written.insert(0, path)
     return written
 

@@ -9,11 +9,15 @@ here runs anything.
     duration_s = 3.0               # jiffy-load --duration (warm-up included)
     warmup_s = 0.5
     seed = 1
-    stop_after = 2                 # stop a configuration after N consecutive SLO misses (0: never)
+    stop_after = 2                 # stop a configuration after N consecutive loads at which every
+                                   #   run missed the SLO, unless a configuration that does not
+                                   #   preempt still meets it there (0: never stop)
     retries = 1                    # re-run a point whose load generator fell behind
-    repeats = 1                    # up to this many runs per point; the median by the SLO class's
-    repeat = "miss"                #   p99 is kept; "miss": repeat only a point that missed the SLO,
-                                   #   "always": every point
+    repeats = 1                    # up to this many runs per point, paired across configurations;
+    repeat = "miss"                #   the median by the SLO class's p99 is kept; "miss": repeat
+                                   #   only a point that missed the SLO, "always": every point
+    probe_s = 0.3                  # the hypervisor-stall probe before each load, seconds (0: none)
+    verdict_goal = 3.0             # the verdict: preemptive / best non-preemptive >= this
     guest_halt_poll_ns = 200000    # KVM guests: poll this long before halting an idle vCPU during
                                    #   the sweep (cpuidle haltpoll; restored afterwards). Unset:
                                    #   leave the machine as it is
@@ -27,6 +31,9 @@ here runs anything.
     slo_class = "short"            # the class the SLO is about
     slo_p99_us = 200               # ... and its p99 bound
     loads = [2000, 5000, 10000]    # offered loads, requests/s, ascending
+    floor = [2000, 10000]          # optional: loads at which the path floor is measured (zero-work
+                                   #   PING through the first Jiffy server, run to completion);
+                                   #   true: the first and the last load
 
     [[experiment.config]]
     server = "jiffy-synth"         # see jiffyexp.servers.SERVERS
@@ -59,6 +66,8 @@ RUN_DEFAULTS = {
     "repeat": "miss",
     "cpus": None,
     "guest_halt_poll_ns": None,
+    "probe_s": 0.3,
+    "verdict_goal": 3.0,
 }
 REPEAT_MODES = ("miss", "always")
 WORKLOADS = ("spin", "kv")
@@ -105,6 +114,8 @@ def _run_section(path, raw):
     _number(where, "stop_after", run["stop_after"], lo=0, integer=True)
     _number(where, "retries", run["retries"], lo=0, integer=True)
     _number(where, "repeats", run["repeats"], lo=1, integer=True)
+    _number(where, "probe_s", run["probe_s"], lo=0)
+    _number(where, "verdict_goal", run["verdict_goal"], lo=0)
     if run["repeat"] not in REPEAT_MODES:
         raise ConfigError(f"{where}: repeat = {run['repeat']!r}: must be one of "
                           f"{', '.join(REPEAT_MODES)}")
@@ -191,7 +202,7 @@ def _experiment(path, index, exp_raw, run):
     if not isinstance(exp_raw, dict):
         raise ConfigError(f"{where}: must be a table")
     allowed = ("name", "title", "workload", "dist", "slo_class", "slo_p99_us", "loads", "config",
-               "mix", "scan_n", "keys", "service", "sim")
+               "mix", "scan_n", "keys", "service", "sim", "floor")
     _check_keys(where, exp_raw, allowed)
     name = exp_raw.get("name")
     if not isinstance(name, str) or not re.match(r"^[a-z0-9_-]+$", name):
@@ -231,6 +242,18 @@ def _experiment(path, index, exp_raw, run):
     if sorted(loads) != loads or len(set(loads)) != len(loads):
         raise ConfigError(f"{where}: loads must be strictly ascending")
     exp["loads"] = [float(v) for v in loads]
+    floor = exp_raw.get("floor", [])
+    if floor is True:
+        floor = [loads[0], loads[-1]]
+    elif floor is False:
+        floor = []
+    if not isinstance(floor, list):
+        raise ConfigError(f"{where}: floor = {floor!r}: must be true, false or a list of loads")
+    for v in floor:
+        _number(where, "floor", v, lo=1)
+        if float(v) not in exp["loads"]:
+            raise ConfigError(f"{where}: floor: {v!r} is not one of the experiment's loads")
+    exp["floor"] = sorted(float(v) for v in floor)
     configs_raw = exp_raw.get("config")
     if not isinstance(configs_raw, list) or not configs_raw:
         raise ConfigError(f"{where}: needs at least one [[experiment.config]]")

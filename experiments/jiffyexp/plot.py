@@ -4,8 +4,11 @@ Owns the figure of one experiment: one column per request class (short/long, get
 top row the p99 latency, bottom row the p99.9 slowdown (latency / service time), both against
 the offered load, one line per configuration, log y axes. The SLO is drawn on its class's
 latency panel. Points that missed because the server lost requests (overload) are drawn as x;
-points the load generator spoiled are not drawn. Series from other sources (the simulator's CSV,
-issue 6) can be overlaid: they are dashed.
+points the load generator spoiled are not drawn. Each point is its median run; the error bars on
+the p99 panels span the point's paired repeats (min to max), and a point where a run missed while
+the host stalled the load generator's CPU is circled. The path floor (zero-work PING through the
+same server and client) is drawn grey and dotted on the p99 panels. Series from other sources
+(the simulator's CSV, issue 6) can be overlaid: they are dashed.
 """
 
 import matplotlib
@@ -31,8 +34,9 @@ def _classes(exp, series):
 
 def plot_experiment(exp, series, path, subtitle=""):
     """@series: [{"label", "points": [point with load, classes, ...], "dashed": bool,
-    "twin_of": index of the series whose colour it takes (a simulated twin)}]"""
-    classes = _classes(exp, series)
+    "twin_of": index of the series whose colour it takes (a simulated twin), "floor": bool (the
+    path floor: its one class is drawn on every class's p99 panel)}]"""
+    classes = _classes(exp, [s for s in series if not s.get("floor")])
     if not classes:
         return None
     fig, axes = plt.subplots(2, len(classes), figsize=(5.2 * len(classes), 7.4), squeeze=False,
@@ -43,6 +47,9 @@ def plot_experiment(exp, series, path, subtitle=""):
         # more curves than the default cycle: 20 colours, so no two curves share colour and marker
         colours = [plt.get_cmap("tab20")(i) for i in range(20)]
     for k, s in enumerate(series):
+        if s.get("floor"):
+            _plot_floor(axes, classes, s)
+            continue
         own = s.get("twin_of", k)
         style = dict(marker=MARKERS[own % len(MARKERS)], markersize=4, linewidth=1.4,
                      linestyle="--" if s.get("dashed") else "-",
@@ -51,6 +58,7 @@ def plot_experiment(exp, series, path, subtitle=""):
         for j, cls in enumerate(classes):
             for row, (key, _) in enumerate((("p99_us", "p99"), ("slow_p999", "p99.9 slow"))):
                 xs, ys, bad_x, bad_y = [], [], [], []
+                err_x, err_lo, err_hi, stall_x, stall_y = [], [], [], [], []
                 for p in sorted(s["points"], key=lambda p: p["load"]):
                     c = p.get("classes", {}).get(cls)
                     if not c or not c.get("count") or c.get(key) is None:
@@ -60,6 +68,16 @@ def plot_experiment(exp, series, path, subtitle=""):
                     x, y = p["load"] / 1000.0, max(c[key], 1e-3)
                     xs.append(x)
                     ys.append(y)
+                    if row == 0:
+                        reps = [r["classes_p99"].get(cls) for r in p.get("runs", [])
+                                if r.get("classes_p99", {}).get(cls) is not None]
+                        if len(reps) > 1:
+                            err_x.append(x)
+                            err_lo.append(max(y - min(reps), 0.0))
+                            err_hi.append(max(max(reps) - y, 0.0))
+                        if p.get("stall_hit"):
+                            stall_x.append(x)
+                            stall_y.append(y)
                     if not p.get("valid", True) or p.get("server_error"):
                         bad_x.append(x)
                         bad_y.append(y)
@@ -70,6 +88,14 @@ def plot_experiment(exp, series, path, subtitle=""):
                                 **style)
                 if bad_x:
                     ax.plot(bad_x, bad_y, "x", color=line.get_color(), markersize=8)
+                if err_x:
+                    ys_at = dict(zip(xs, ys))
+                    ax.errorbar(err_x, [ys_at[x] for x in err_x], yerr=[err_lo, err_hi],
+                                fmt="none", ecolor=line.get_color(), elinewidth=0.8, capsize=2,
+                                alpha=0.7)
+                if stall_x:
+                    ax.plot(stall_x, stall_y, "o", markersize=11, markerfacecolor="none",
+                            markeredgecolor=line.get_color(), markeredgewidth=0.8)
     for j, cls in enumerate(classes):
         top, bottom = axes[0][j], axes[1][j]
         top.set_title(f"{cls}: p99 latency")
@@ -90,6 +116,9 @@ def plot_experiment(exp, series, path, subtitle=""):
             top.axhline(exp["slo_p99_us"], color="black", linestyle=":", linewidth=1)
             top.annotate(f"SLO {exp['slo_p99_us']:g} us", xy=(0.01, exp["slo_p99_us"]),
                          xycoords=("axes fraction", "data"), fontsize=8, va="bottom")
+    if any(s.get("floor") for s in series):
+        axes[0][0].plot([], [], "o", markersize=9, markerfacecolor="none", markeredgecolor="grey",
+                        label="circled: a run missed while the host stalled the load CPU")
     fig.suptitle(f"{exp['title']}" + (f"\n{subtitle}" if subtitle else ""), fontsize=10)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(3, max(1, len(labels))),
@@ -98,3 +127,23 @@ def plot_experiment(exp, series, path, subtitle=""):
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _plot_floor(axes, classes, s):
+    """The path floor's p99 (class "all") on every class's p99 panel, with its repeats' range."""
+    pts = sorted((p for p in s["points"] if not slo.sender_failed(p)
+                  and (p.get("classes", {}).get("all") or {}).get("count")),
+                 key=lambda p: p["load"])
+    if not pts:
+        return
+    xs = [p["load"] / 1000.0 for p in pts]
+    ys = [p["classes"]["all"]["p99_us"] for p in pts]
+    lo, hi = [], []
+    for p, y in zip(pts, ys):
+        reps = [r["p99_us"] for r in p.get("runs", []) if r.get("p99_us") is not None] or [y]
+        lo.append(max(y - min(reps), 0.0))
+        hi.append(max(max(reps) - y, 0.0))
+    for j, _ in enumerate(classes):
+        ax = axes[0][j]
+        ax.errorbar(xs, ys, yerr=[lo, hi], color="grey", linestyle=":", marker=".",
+                    linewidth=1.2, capsize=2, label=s["label"] if j == 0 else None)

@@ -7,6 +7,13 @@ Owns one point's procedure and the files of a results directory:
   * while it runs, how much CPU everything else on the machine took (/proc/stat minus the server
     and jiffy-load): recorded as foreign_cpu, so a disturbed point can be recognised later.
   * a point whose load generator fell behind its schedule is re-run (run.retries times).
+  * repeats are paired: at each load, repeat r of every configuration runs before repeat r + 1
+    of any, so a noisy period of the host hits every configuration in the same repeat; the
+    verdict (jiffyexp.slo) compares configurations repeat by repeat.
+  * the environment, measured in the same sweep: before each load, a short hypervisor-stall
+    probe on both CPUs; during each run, the stalls of the load generator's CPU (jiffy-load's
+    load_cpu_stalls: gaps in its busy loop) and its worst send lag; and, at the loads of [experiment] floor,
+    the path floor: zero-work PING requests through the same server and client.
   * files: results.csv (jiffy-load's CSV rows of the kept attempt of every point: one per class
     and "overall"; label = "<experiment>/<configuration>"), points.jsonl (one JSON object per
     point: the configuration, the load, jiffy-load's summary, validity, server status,
@@ -66,7 +73,9 @@ def git_commit(root):
         return "unknown"
 
 
-def load_args(exp):
+def load_args(exp, cfg=None):
+    if cfg and cfg.get("floor"):
+        return ["--workload", "ping"]
     if exp["workload"] == "spin":
         return ["--workload", "spin", "--dist", exp["dist"]]
     a = ["--workload", "kv", "--mix", exp["mix"], "--scan-n", str(exp["scan_n"]),
@@ -185,7 +194,8 @@ class Sweep:
                 "commit": git_commit(self.root), "machine": machine(),
                 "server_cpu": self.server_cpu, "load_cpu": self.load_cpu,
                 "guest_halt_poll_ns": getattr(self, "halt_poll", None),
-                "stalls": getattr(self, "stalls", {}), "sweep": self.doc}
+                "stalls": getattr(self, "stalls", {}), "probes": getattr(self, "probes", {}),
+                "sweep": self.doc}
         with open(os.path.join(self.outdir, "meta.json"), "w") as f:
             json.dump(meta, f, indent=1)
 
@@ -210,7 +220,7 @@ class Sweep:
                  "server": cfg["server"], "policy": cfg.get("policy"),
                  "preempt": cfg.get("preempt"), "quantum_us": cfg.get("quantum_us"),
                  "workers": cfg.get("workers"), "threads": cfg.get("threads"),
-                 "preemptive": cfg["preemptive"], "load": load}
+                 "preemptive": cfg["preemptive"], "floor": bool(cfg.get("floor")), "load": load}
         try:
             srv = servers.Server(self.root, self.build, cfg, exp, self.server_cpu,
                                  os.path.join(logs, f"{tag}.server.log"))
@@ -226,7 +236,7 @@ class Sweep:
                "--label", f"{exp['name']}/{cfg['name']}", "--rate", f"{load:g}",
                "--duration", f"{ro['duration_s']:g}", "--warmup", f"{ro['warmup_s']:g}",
                "--seed", str(ro["seed"]), "--cpu", str(self.load_cpu), "--quiet",
-               "--csv", tmp_csv, "--json", json_path] + load_args(exp)
+               "--csv", tmp_csv, "--json", json_path] + load_args(exp, cfg)
         b0, s0, t0 = busy_ticks(), srv.cpu_ticks(), time.monotonic()
         try:
             lg = subprocess.run(cmd, capture_output=True, text=True,
@@ -260,6 +270,7 @@ class Sweep:
             "lost": res.get("lost"), "errors": res.get("errors"), "lag_us": res.get("lag_us"),
             "overall": res.get("overall"), "classes": res.get("classes", {}),
             "load_cpu_s": res.get("cpu_s"), "summary": lg.stdout.strip(),
+            "load_cpu_stalls": res.get("load_cpu_stalls"),
         })
         foreign = (b1 - b0 - (s1 - s0)) / HZ - (res.get("cpu_s") or 0.0)
         point["foreign_cpu"] = round(max(foreign, 0.0) / max(t1 - t0, 1e-3), 3)
@@ -274,53 +285,95 @@ class Sweep:
                 return point, tmp_csv
             self.log(f"    load generator fell behind ({slo.status(point, exp)[1]}); again")
 
-    def run_point(self, exp, cfg, load):
-        """Up to run.repeats runs of the point (each retried when the load generator failed;
-        with run.repeat = "miss" more runs only when the first missed the SLO); the one kept is
-        the median by the SLO class's p99, so that one run the hypervisor stalled does not
-        decide a point; every run's p99 is recorded in "repeats"."""
-        tag_base = f"{exp['name']}.{cfg['name']}.{load:g}"
-        runs = []
+    def run_load(self, exp, configs, load, probe=None):
+        """Every configuration of @configs at @load, up to run.repeats runs each, paired: round r
+        runs every configuration once before round r + 1 (repeat = "miss": only those whose
+        first run missed the SLO run again). Each run is retried when the load generator failed.
+        The point kept per configuration is its median run by the SLO class's p99; every run's
+        p99, status, load-CPU stalls and send lag are kept in "runs". Returns {config name: point}."""
+        runs = {c["name"]: [] for c in configs}
         for r in range(self.run_opts["repeats"]):
-            runs.append(self._one_run(exp, cfg, load, tag_base + (f".rep{r}" if r else "")))
-            if self.run_opts["repeat"] == "miss" and slo.status(runs[0][0], exp)[0] != slo.MISSES:
-                break
-        point, tmp_csv = median_run(runs, exp)
-        if len(runs) > 1:
-            point["repeats"] = [("miss" if v == float("inf") else v)
-                                for v in (slo_p99(p, exp) for p, _ in runs)]
-        if tmp_csv:
-            self._append_csv(tmp_csv)
-        with open(self.points_path, "a") as f:
-            f.write(json.dumps(point) + "\n")
-        return point
+            for cfg in configs:
+                if (r and self.run_opts["repeat"] == "miss" and slo.status(
+                        runs[cfg["name"]][0][0], slo.judged_as(exp, cfg))[0] != slo.MISSES):
+                    continue
+                tag = f"{exp['name']}.{cfg['name']}.{load:g}" + (f".rep{r}" if r else "")
+                point, tmp_csv = self._one_run(exp, cfg, load, tag)
+                point["repeat"] = r
+                runs[cfg["name"]].append((point, tmp_csv))
+        out = {}
+        for cfg in configs:
+            e = slo.judged_as(exp, cfg)
+            point, tmp_csv = median_run(runs[cfg["name"]], e)
+            point = dict(point)
+            point["runs"] = [run_summary(p, e) for p, _ in runs[cfg["name"]]]
+            point["repeats"] = [("miss" if v["p99_us"] is None and v["status"] == slo.MISSES
+                                 else v["p99_us"]) for v in point["runs"]]
+            point["stall_hit"] = slo.stall_hit(point, e)
+            point["probe"] = probe
+            if tmp_csv:
+                self._append_csv(tmp_csv)
+            with open(self.points_path, "a") as f:
+                f.write(json.dumps(point) + "\n")
+            out[cfg["name"]] = point
+        return out
+
+    def floor_config(self, exp):
+        """The path floor's pseudo-configuration: zero-work PING requests through the
+        experiment's first Jiffy server, run to completion (or its first server)."""
+        base = next((c for c in exp["configs"] if c.get("policy") is not None),
+                    exp["configs"][0])
+        cfg = dict(base, name="path-floor", floor=True, preemptive=False,
+                   label=f"path floor: zero-work PING through {base['server']}")
+        if cfg.get("policy") is not None:
+            cfg.update(policy="fifo", preempt="none")
+        return cfg
 
     def run_experiment(self, exp):
         """Load by load, every configuration still going at each load: the host's noise comes in
         periods of minutes, and interleaving makes a noisy period hit every configuration at
-        the same loads instead of one configuration's whole curve."""
+        the same loads instead of one configuration's whole curve. A configuration stops
+        (slo.should_stop) only after run.stop_after consecutive loads at which every one of its
+        runs missed, and never while a configuration that does not preempt still meets the SLO
+        at that load."""
         stop_after = self.run_opts["stop_after"]
         configs = [c for c in exp["configs"]
                    if not self.only or any(o in c["name"] for o in self.only)]
         points = {c["name"]: [] for c in configs}
-        misses = {c["name"]: 0 for c in configs}
+        floor_cfg = self.floor_config(exp) if exp.get("floor") and configs else None
+        if floor_cfg:
+            points[floor_cfg["name"]] = []
         going = list(configs)
+        self.probes.setdefault(exp["name"], {})
         for load in exp["loads"]:
-            for cfg in list(going):
-                p = self.run_point(exp, cfg, load)
+            probe = (stall_probe([self.server_cpu, self.load_cpu], secs=self.run_opts["probe_s"])
+                     if self.run_opts["probe_s"] > 0 else {})
+            self.probes[exp["name"]][f"{load:g}"] = probe
+            self.log(f"  [{exp['name']}] {load:,.0f}/s: stalls before this load: "
+                     + describe_stalls(probe))
+            todo = list(going)
+            if floor_cfg and load in exp["floor"]:
+                todo.append(floor_cfg)
+            got = self.run_load(exp, todo, load, probe)
+            for cfg in todo:
+                p = got[cfg["name"]]
                 points[cfg["name"]].append(p)
-                st, why = slo.status(p, exp)
+                st, why = slo.status(p, slo.judged_as(exp, cfg))
                 extra = f", other load {p['foreign_cpu']:.2f} CPU" if "foreign_cpu" in p else ""
+                reps = "/".join("-" if v is None else "miss" if v == "miss" else f"{v:.0f}"
+                                for v in p["repeats"])
                 self.log(f"  [{exp['name']}] {cfg['name']:<34} {load:>9,.0f}/s: {st:<7} {why}"
-                         f"{extra}")
+                         f" (runs: {reps}){' STALL-HIT' if p['stall_hit'] else ''}{extra}")
+            for cfg in list(going):
+                p = got[cfg["name"]]
                 if p.get("server_error") and "did not print READY" in p["server_error"]:
                     self.log(f"    {cfg['name']}: the server does not start; skipping its "
                              "other loads")
                     going.remove(cfg)
-                    continue
-                n = misses[cfg["name"]]
-                misses[cfg["name"]] = n + 1 if st == slo.MISSES else 0 if st == slo.MEETS else n
-                if stop_after and misses[cfg["name"]] >= stop_after:
+            for cfg in list(going):
+                if slo.should_stop(points[cfg["name"]], exp, stop_after,
+                                   [points[c["name"]] for c in configs
+                                    if not c["preemptive"] and c is not cfg]):
                     going.remove(cfg)
             if not going:
                 break
@@ -332,6 +385,7 @@ class Sweep:
             return self._run()
 
     def _run(self):
+        self.probes = {}
         self.stalls = {"before": stall_probe([self.server_cpu, self.load_cpu])}
         self.log("hypervisor stalls with both CPUs busy, before: "
                  + describe_stalls(self.stalls["before"]))
@@ -361,6 +415,18 @@ def slo_p99(point, exp):
     if point.get("server_error") or not cls or not cls.get("count"):
         return float("inf")
     return cls["p99_us"] if point.get("valid") else float("inf")
+
+
+def run_summary(point, exp):
+    """What the verdict needs of one run: its SLO-class p99 (None when the run says nothing
+    about the server or the class is absent), its status, and its evidence of a stall."""
+    st, _ = slo.status(point, exp)
+    v = slo_p99(point, exp)
+    return {"status": st, "p99_us": None if v in (None, float("inf")) else v,
+            "repeat": point.get("repeat", 0),
+            "lag_max_us": (point.get("lag_us") or {}).get("max"),
+            "load_cpu_stalls": point.get("load_cpu_stalls"),
+            "classes_p99": {k: c.get("p99_us") for k, c in point.get("classes", {}).items()}}
 
 
 def median_run(runs, exp):

@@ -71,7 +71,7 @@ class Capacity(unittest.TestCase):
         c = slo.capacity(pts, EXP, 2)
         self.assertEqual(c["max_load"], 1000.0)
         self.assertEqual(c["first_miss"], 2000.0)
-        self.assertIn("2 consecutive misses", c["ended_by"])
+        self.assertIn("2 consecutive persistent misses", c["ended_by"])
 
     def test_stop_after_zero_walks_everything(self):
         pts = [pt(1000, 50), pt(2000, 300), pt(3000, 300), pt(4000, 50)]
@@ -118,6 +118,86 @@ class Table(unittest.TestCase):
         text = slo.format_table(EXP, list(rows.values()))
         self.assertIn("| rtc | no | < 1,000 | - | 1,000 | - |", text)
         self.assertIn(">2.0x", text)
+
+
+def rpt(load, p99s, stalls=None):
+    """A point with paired runs (p99 per repeat; None = the run lost requests): its headline is
+    the median run, as jiffyexp.sweep keeps it."""
+    runs = []
+    for r, v in enumerate(p99s):
+        st = slo.MISSES if v is None or v > EXP["slo_p99_us"] else slo.MEETS
+        ls = (stalls or {}).get(r, {"over_1ms": 0, "lost_pct": 0.0})
+        runs.append({"status": st, "p99_us": v, "repeat": r, "load_cpu_stalls": ls})
+    known = sorted(float("inf") if v is None else v for v in p99s)
+    med = known[len(known) // 2]
+    p = pt(load, None if med == float("inf") else med,
+           valid=med != float("inf"), reasons=[] if med != float("inf") else ["lost"])
+    p["runs"] = runs
+    p["stall_hit"] = slo.stall_hit(p, EXP)
+    return p
+
+
+class Repeats(unittest.TestCase):
+    def test_a_contradicted_miss_does_not_end_the_walk(self):
+        # 2000 and 3000 miss by their median, but one run met at each: not persistent.
+        pts = [rpt(1000, [50, 60, 70]), rpt(2000, [300, 90, 250]), rpt(3000, [300, 80, 400]),
+               rpt(4000, [60, 70, 80])]
+        c = slo.capacity(pts, EXP, 2)
+        self.assertEqual(c["max_load"], 4000.0)
+
+    def test_persistent_misses_end_the_walk(self):
+        pts = [rpt(1000, [50, 60, 70]), rpt(2000, [300, 900, 250]), rpt(3000, [300, None, 400]),
+               rpt(4000, [60, 70, 80])]
+        c = slo.capacity(pts, EXP, 2)
+        self.assertEqual(c["max_load"], 1000.0)
+        self.assertIn("persistent", c["ended_by"])
+
+    def test_capacity_per_repeat(self):
+        pts = [rpt(1000, [50, 60, 70]), rpt(2000, [50, 300, 70]), rpt(3000, [300, 300, 70])]
+        caps = [slo.capacity_of_repeat(pts, EXP, 2, r) for r in range(3)]
+        self.assertEqual(caps, [2000.0, 1000.0, 3000.0])
+
+    def test_stop_waits_for_the_baselines(self):
+        me = [rpt(1000, [300, 300, 300]), rpt(2000, [300, 300, 300])]
+        base_meets = [[rpt(2000, [50, 50, 50])]]
+        base_misses = [[rpt(2000, [500, 500, 500])]]
+        self.assertFalse(slo.should_stop(me, EXP, 2, base_meets))
+        self.assertTrue(slo.should_stop(me, EXP, 2, base_misses))
+        self.assertFalse(slo.should_stop(me[:1], EXP, 2, base_misses))  # only one load so far
+        self.assertFalse(slo.should_stop([rpt(1000, [300, 300, 300]), rpt(2000, [300, 50, 300])],
+                                         EXP, 2, base_misses))  # a run met at 2000
+        self.assertFalse(slo.should_stop(me, EXP, 0, base_misses))  # stop_after = 0: never
+
+    def test_stall_hit_needs_a_stalled_missing_run(self):
+        stalled = {1: {"over_1ms": 2, "lost_pct": 0.9}}
+        self.assertTrue(rpt(1000, [50, 900, 60], stalled)["stall_hit"])
+        self.assertFalse(rpt(1000, [50, 60, 900], stalled)["stall_hit"])  # the stalled run met
+        self.assertFalse(rpt(1000, [50, 900, 60])["stall_hit"])  # no stall seen
+        light = {1: {"over_1ms": 0, "lost_pct": 0.35}}
+        self.assertTrue(rpt(1000, [50, 900, 60], light)["stall_hit"])  # many short gaps
+
+    def cfg(self, name, preemptive):
+        return {"name": name, "label": name, "preemptive": preemptive}
+
+    def test_paired_ratio_is_the_median_of_the_repeats(self):
+        configs = [self.cfg("j", True), self.cfg("b", False)]
+        # repeat 0: j 4000 / b 1000 = 4x; repeat 1: 4000 / 2000 = 2x; repeat 2: 3000 / 1000 = 3x
+        points = {"j": [rpt(1000, [50, 50, 50]), rpt(2000, [50, 50, 50]),
+                        rpt(3000, [50, 50, 50]), rpt(4000, [50, 50, 300])],
+                  "b": [rpt(1000, [50, 50, 50]), rpt(2000, [300, 50, 300]),
+                        rpt(3000, [300, 300, 300]), rpt(4000, [300, 300, 300])]}
+        rows = {r["config"]["name"]: r for r in slo.table(EXP, points, configs, 2)}
+        self.assertEqual(rows["j"]["rep_max"], [4000.0, 4000.0, 3000.0])
+        self.assertEqual(rows["b"]["rep_max"], [1000.0, 2000.0, 1000.0])
+        self.assertEqual(rows["j"]["ratio"], (3.0, ""))
+        self.assertEqual(rows["j"]["ratio_range"], (2.0, 4.0, 3, 3))
+        v = slo.verdict(EXP, list(rows.values()), 3.0)
+        self.assertTrue(v["met"])
+        self.assertIn("MET", v["text"])
+        self.assertIn("2.0-4.0x", v["text"])
+        self.assertFalse(slo.verdict(EXP, list(rows.values()), 3.5)["met"])
+        text = slo.format_table(EXP, list(rows.values()))
+        self.assertIn("| j | yes | 4,000 [3,000-4,000] | 50 | - | 3.0x [2.0-4.0] |", text)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,38 @@ pub struct RunParams {
     pub give_up_ns: u64,
 }
 
+/// Stalls of the load generator's own CPU in loop mode: an iteration of the loop that did little
+/// (sent at most LIGHT_SENDS requests and drained less than a batch) yet took more than 100 us
+/// means the vCPU was taken away (or the process preempted) meanwhile. Counted only inside the
+/// measured window. A stall of this CPU delays sends and the stamping of replies, so it is part
+/// of the measured latency; reported so that a noisy run can be told from a slow server.
+#[derive(Default, Clone, Copy)]
+pub struct Stalls {
+    pub over_100us: u64,
+    pub over_1ms: u64,
+    pub max_ns: u64,
+    pub total_ns: u64,
+}
+
+const LIGHT_SENDS: usize = 4;
+
+impl Stalls {
+    #[inline]
+    fn note(&mut self, gap: u64) {
+        if gap > 100_000 {
+            self.over_100us += 1;
+            self.total_ns += gap;
+            if gap > 1_000_000 {
+                self.over_1ms += 1;
+            }
+            self.max_ns = self.max_ns.max(gap);
+        }
+    }
+}
+
 pub struct RunResult {
+    /// loop mode only (threads mode: zeros)
+    pub stalls: Stalls,
     pub tx: Tx,
     pub rx: Rx,
     pub deadline_ns: u64,
@@ -86,9 +117,17 @@ pub fn run_loop(sock: &Sock, s: &Schedule, p: &RunParams, start: Instant, nclass
     let mut prog = Progress::new();
     let mut lag_max_sec = 0u64;
     let mut ok_sent = 0u64;
+    let mut stalls = Stalls::default();
+    let mut prev = 0u64;
+    let mut prev_light = false;
     let end;
     loop {
         let now = ns_since(start);
+        if prev_light && prev >= p.w0 && now <= p.w1 {
+            stalls.note(now - prev);
+        }
+        prev = now;
+        prev_light = true;
         if i < n && s.t[i] <= now {
             if now > p.duration_ns + p.give_up_ns {
                 // hopelessly behind: stop sending; the rest is unsent (and lost)
@@ -96,6 +135,7 @@ pub fn run_loop(sock: &Sock, s: &Schedule, p: &RunParams, start: Instant, nclass
                 i = n;
             } else {
                 let k = fill(s, &mut sb, i, now);
+                prev_light = k <= LIGHT_SENDS;
                 let (done, errs) = sb.send(fd, k);
                 tx.send_errors += errs + (k - done) as u64;
                 for j in 0..k {
@@ -123,6 +163,7 @@ pub fn run_loop(sock: &Sock, s: &Schedule, p: &RunParams, start: Instant, nclass
             if got < BATCH {
                 break;
             }
+            prev_light = false;
         }
         if let Some(d) = deadline {
             if now >= d || rx.replies_total >= ok_sent {
@@ -137,7 +178,7 @@ pub fn run_loop(sock: &Sock, s: &Schedule, p: &RunParams, start: Instant, nclass
     }
     let sent_upto = tx.sent as usize;
     let deadline_ns = deadline.unwrap_or(end);
-    RunResult { tx, rx, deadline_ns, sent_upto, end_ns: end, mode: "loop" }
+    RunResult { stalls, tx, rx, deadline_ns, sent_upto, end_ns: end, mode: "loop" }
 }
 
 struct Shared {
@@ -236,5 +277,5 @@ pub fn run_threads(
     let tx = sender.join().expect("the sender thread panicked");
     let sent_upto = sh.sent_upto.load(Ordering::Acquire);
     let deadline_ns = sh.deadline.load(Ordering::Acquire);
-    RunResult { tx, rx, deadline_ns, sent_upto, end_ns: end, mode: "threads" }
+    RunResult { stalls: Stalls::default(), tx, rx, deadline_ns, sent_upto, end_ns: end, mode: "threads" }
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/apps/test_experiments.sh - the experiment harness end to end (experiments/run.py with
-# experiments/configs/smoke.toml: two loads x two configurations x two workloads, ~20 s), and
-# that it refuses what it cannot run. Proves: every point ran and was recorded (points.jsonl,
+# experiments/configs/smoke.toml: two loads x two configurations x two workloads, two paired
+# repeats each, ~30 s), and that it refuses what it cannot run. Proves: every point ran its
+# repeats and was recorded with its stall evidence and probe, the path floor ran, the verdicts
+# were written (verdict.json, slo.md), and (points.jsonl,
 # jiffy-load's CSV rows per class and "overall" in results.csv), the SLO table printed for each
 # experiment, one PNG per experiment, the simulated twin of the Jiffy configuration (jiffy-sim,
 # in the table and in sim.csv); a bad description or a missing binary exits 2 with a
@@ -71,7 +73,10 @@ grep -q 'jiffy-synth twoq deadline q=10us \[jiffy-sim twin\]' "$tmp/run.log" ||
 grep -q ',synth/jiffy-synth-twoq-deadline-q10~sim,\|^synth/jiffy-synth-twoq-deadline-q10~sim,' "$tmp/out/sim.csv" ||
 	die "sim.csv has no rows of the twin"
 npoints=$(wc -l <"$tmp/out/points.jsonl")
-[[ $npoints -eq 8 ]] || die "points.jsonl has $npoints points, want 8 (2 experiments x 2 configs x 2 loads)"
+[[ $npoints -eq 9 ]] || die "points.jsonl has $npoints points, want 9 (2 experiments x 2 configs x 2 loads + the path floor)"
+grep -q '^Verdicts:' "$tmp/run.log" || die "no verdicts printed"
+grep -q 'path floor at 1,000 req/s' "$tmp/out/slo.md" || die "slo.md does not give the path floor"
+grep -q 'stalls over 100 us per second' "$tmp/out/slo.md" || die "slo.md does not give the stall probes"
 "$py" - "$tmp/out" <<'EOF' || die "the recorded results do not add up"
 import csv, json, sys
 out = sys.argv[1]
@@ -80,11 +85,23 @@ for p in pts:
     assert not p.get("server_error"), p
     assert "load_error" not in p, p
     assert abs(p["offered_rps"] - p["load"]) / p["load"] < 0.2, p   # Poisson count near the rate
+    # two paired repeats of every point, each with its own evidence of the environment
+    assert [r["repeat"] for r in p["runs"]] == [0, 1], p["runs"]
+    for r in p["runs"]:
+        assert r["load_cpu_stalls"]["mode"] == "loop", r
+    assert "probe" in p and p["probe"], p
+floor = [p for p in pts if p["config"] == "path-floor"]
+assert len(floor) == 1 and floor[0]["load"] == 1000 and "all" in floor[0]["classes"], floor
+meta = json.load(open(f"{out}/meta.json"))
+assert set(meta["probes"]["synth"]) == {"500", "1000"}, meta["probes"]
+verdicts = json.load(open(f"{out}/verdict.json"))
+assert [v["experiment"] for v in verdicts] == ["synth", "kv"], verdicts
+assert verdicts[0]["met"] in (True, False) and verdicts[1]["met"] is None, verdicts
 rows = list(csv.DictReader(open(f"{out}/results.csv")))
 labels = {r["label"] for r in rows}
 want = {"synth/jiffy-synth-twoq-deadline-q10", "synth/synth-pthread-t4",
         "kv/jiffy-kv-fifo-none-q100", "kv/kv-pthread-t2"}
-assert labels == want, labels
+assert labels == want | {"synth/path-floor"}, labels
 for label in want:
     for rate in ("500", "1000"):
         classes = {r["class"] for r in rows if r["label"] == label and r["rate"] == rate}
@@ -92,5 +109,5 @@ for label in want:
         assert classes == need, (label, rate, classes)
 print("results.csv and points.jsonl agree:", len(rows), "rows,", len(pts), "points")
 EOF
-say "smoke sweep: 8 points, CSV rows per class, tables, plots: ok"
+say "smoke sweep: 9 points (the path floor too), paired repeats, verdicts, CSV rows per class, tables, plots: ok"
 say PASS
