@@ -43,6 +43,9 @@ here runs anything.
     workers = 1                    # JIFFY_WORKERS
     threads = 32                   # peers: --threads (list)
     env = { JIFFY_SPIN_US = "20" } # anything else for the server's environment
+    args = ["--slo", "0=10,1=1000"] # appended to the server's command line (strings; not the
+                                   #   flags the harness sets: --port, --resp-port, --threads,
+                                   #   --keys)
     name = "jiffy-{policy}-{preempt}-q{quantum_us}"   # optional; placeholders from the fields
     label = "Jiffy twoq, deadline, q = {quantum_us} us" # optional, for legends
 
@@ -73,6 +76,7 @@ REPEAT_MODES = ("miss", "always")
 WORKLOADS = ("spin", "kv")
 KV_DEFAULTS = {"mix": "get:99.5,scan:0.5", "scan_n": 1500, "keys": 100000, "service": None}
 SWEEPABLE = ("policy", "preempt", "quantum_us", "threads")
+HARNESS_FLAGS = ("--port", "--resp-port", "--threads", "--keys")  # jiffyexp.servers sets them
 NAME_RE = re.compile(r"^[A-Za-z0-9_.=+-]+$")
 
 
@@ -148,9 +152,21 @@ def _expand(where, cfg):
     return out
 
 
+def _server_args(where, args):
+    """The configuration's extra command-line arguments for its server (a list of strings)."""
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ConfigError(f"{where}: args = {args!r}: must be a list of strings, the server's "
+                          "extra command-line arguments (e.g. [\"--slo\", \"0=10,1=1000\"])")
+    taken = sorted(set(args) & set(HARNESS_FLAGS))
+    if taken:
+        raise ConfigError(f"{where}: args: {', '.join(taken)} is set by the harness "
+                          f"({', '.join(HARNESS_FLAGS)} come from the description)")
+    return list(args)
+
+
 def _config(where, exp, cfg):
     allowed = ("server", "policy", "preempt", "quantum_us", "workers", "threads", "env",
-               "name", "label")
+               "args", "name", "label")
     _check_keys(where, cfg, allowed)
     server = cfg.get("server")
     if server not in servers.SERVERS:
@@ -182,8 +198,10 @@ def _config(where, exp, cfg):
     if not isinstance(env, dict) or not all(isinstance(k, str) for k in env):
         raise ConfigError(f"{where}: env must be a table of NAME = \"value\"")
     c["env"] = {k: str(v) for k, v in env.items()}
+    c["args"] = _server_args(where, cfg.get("args", []))
     fields = dict(c)
     fields.pop("env")
+    fields.pop("args")
     default_name = servers.default_name(spec, fields)
     try:
         c["name"] = str(cfg.get("name", default_name)).format(**fields)
@@ -275,6 +293,11 @@ def _experiment(path, index, exp_raw, run):
             simtwin.check(where, exp_raw["sim"], exp)
         except simtwin.TwinError as e:
             raise ConfigError(str(e)) from None
+        for c in exp["configs"]:
+            if c["name"] in exp_raw["sim"]["configs"] and c["args"]:
+                raise ConfigError(f"{where}: [experiment.sim] configs: {c['name']!r} has args "
+                                  f"{c['args']!r}, which its jiffy-sim twin would not see "
+                                  "(jiffyexp/simtwin.py maps none)")
         exp["sim"] = dict(exp_raw["sim"])
     return exp
 

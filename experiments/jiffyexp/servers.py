@@ -1,10 +1,11 @@
 """jiffyexp.servers - the servers of apps/ as the sweep starts them.
 
-Owns: which binary each server name means, its command line and environment for one
-configuration, pinning it to the server CPU, waiting for its READY line (docs/protocol.md:
-"READY <name> udp=<port>"), and stopping it (SIGINT, then SIGKILL after 5 s) with its last
-statistics line. Every server is started with --port 0 and the port is read from READY, so two
-sweeps, or a sweep and a test, never fight over a port.
+Owns: which binary each server name means, its command line (what the harness sets, then the
+configuration's `args`) and environment for one configuration, pinning it to the server CPU,
+waiting for its READY line (docs/protocol.md: "READY <name> udp=<port>"), and stopping it
+(SIGINT, then SIGKILL after 5 s) with its last statistics line. Every server is started with
+--port 0 and the port is read from READY, so two sweeps, or a sweep and a test, never fight over
+a port.
 
 The environment of a server is the caller's minus every JIFFY_* variable, plus what the
 configuration says: a JIFFY_POLICY left in a shell must not silently change a measured curve.
@@ -35,7 +36,8 @@ class ServerSpec:
             a += ["--threads", str(cfg["threads"])]
         if "kv" in self.workloads:
             a += ["--keys", str(exp["keys"])]
-        return a + list(self.extra_args)
+        # the configuration's own flags (args = [...], e.g. --slo) come last
+        return a + list(self.extra_args) + list(cfg.get("args", ()))
 
 
 SERVERS = {

@@ -12,7 +12,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from jiffyexp import config  # noqa: E402
+from jiffyexp import config, servers  # noqa: E402
 
 
 def base(**exp_over):
@@ -50,6 +50,33 @@ class Expansion(unittest.TestCase):
         self.assertEqual([c["name"] for c in cfgs], ["j-q5", "j-q10"])
         self.assertEqual(cfgs[1]["label"], "Jiffy q=10 us")
         self.assertTrue(all(c["preemptive"] for c in cfgs))
+
+    def test_args_reach_the_command_line(self):
+        doc = config.parse("t", base(config=[{
+            "server": "jiffy-synth", "policy": "central", "preempt": "deadline",
+            "quantum_us": [5, 10], "env": {"JIFFY_CENTRAL": "mq"},
+            "args": ["--slo", "0=10,1=1000"], "name": "mq-q{quantum_us}"}]))
+        exp = doc["experiments"][0]
+        cfgs = exp["configs"]
+        self.assertEqual([c["name"] for c in cfgs], ["mq-q5", "mq-q10"])  # args is not swept
+        for c in cfgs:
+            self.assertEqual(c["args"], ["--slo", "0=10,1=1000"])
+            cmd = servers.SERVERS["jiffy-synth"].args(c, exp)
+            self.assertEqual(cmd, ["--port", "0", "--slo", "0=10,1=1000"])
+
+    def test_args_default_and_kv(self):
+        raw = base(workload="kv", slo_class="get",
+                   config=[{"server": "jiffy-kv", "args": ["--slo", "get=20,scan=8300"]},
+                           {"server": "jiffy-kv", "name": "plain"}])
+        del raw["experiment"][0]["dist"]
+        doc = config.parse("t", raw)
+        exp = doc["experiments"][0]
+        a, b = exp["configs"]
+        self.assertEqual(servers.SERVERS["jiffy-kv"].args(a, exp),
+                         ["--port", "0", "--resp-port", "0", "--keys", "100000",
+                          "--slo", "get=20,scan=8300"])
+        self.assertEqual(b["args"], [])
+        self.assertEqual(servers.SERVERS["jiffy-kv"].args(b, exp)[-2:], ["--keys", "100000"])
 
     def test_peers_are_not_preemptive(self):
         doc = config.parse("t", base(config=[{"server": "synth-pthread", "threads": [1, 8]}]))
@@ -93,6 +120,19 @@ class Refusals(unittest.TestCase):
     def test_duplicate_names(self):
         self.refused(base(config=[{"server": "jiffy-synth", "quantum_us": [5, 10], "name": "x"}]),
                      "unique", "x")
+
+    def test_bad_args(self):
+        for bad in ("--slo 0=10", ["--slo", 10], [["--slo"]], {"slo": "0=10"}):
+            with self.subTest(args=bad):
+                self.refused(base(config=[{"server": "jiffy-synth", "args": bad}]),
+                             "config #1", "args", "list of strings")
+        self.refused(base(config=[{"server": "jiffy-synth", "args": ["--port", "7000"]}]),
+                     "args", "--port", "set by the harness")
+
+    def test_no_twin_of_a_configuration_with_args(self):
+        raw = base(config=[{"server": "jiffy-synth", "args": ["--slo", "0=10"], "name": "mq"}])
+        raw["experiment"][0]["sim"] = {"configs": ["mq"]}
+        self.refused(raw, "[experiment.sim]", "'mq'", "args")
 
     def test_missing_dist(self):
         raw = base()
