@@ -68,6 +68,10 @@ void jf_policy_tunables_default(struct jf_policy_tunables *t);
  * @spin_ns:      how long an idle worker spins looking for work before
  *                it parks on a futex (waking a parked worker costs
  *                ~20 us on a KVM guest, see docs/performance.md).      JIFFY_SPIN_US
+ * @spin_max_ns:  0: always spin @spin_ns. Otherwise the spin adapts to
+ *                the gaps between arrivals, between @spin_ns and this
+ *                (Linux haltpoll's rule; docs/design.md, "Idle
+ *                workers").                                            JIFFY_SPIN_MAX_US
  * @stats:        print configuration and per-worker counters when
  *                jf_run() returns.                                     JIFFY_STATS=0|1
  * @preempt:      preemption mechanism: none, timer, dispatcher,
@@ -101,6 +105,7 @@ struct jf_config {
 	bool timer_spin;
 	struct jf_policy_tunables sched;
 	uint64_t netpoll_ns;
+	uint64_t spin_max_ns;
 };
 
 /** jf_config_default() - fill @cfg with the defaults (no environment). */

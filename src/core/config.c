@@ -146,6 +146,13 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 	if (cfg->spin_ns > MAX_SPIN_US * 1000u)
 		return jf_errf(err, errlen, "spin_ns = %" PRIu64 ": must be at most %llu (10 s)",
 			    cfg->spin_ns, MAX_SPIN_US * 1000u);
+	if (cfg->spin_max_ns > MAX_SPIN_US * 1000u)
+		return jf_errf(err, errlen, "spin_max_ns = %" PRIu64 ": must be at most %llu (10 s)",
+			    cfg->spin_max_ns, MAX_SPIN_US * 1000u);
+	if (cfg->spin_max_ns && cfg->spin_max_ns < cfg->spin_ns)
+		return jf_errf(err, errlen,
+			    "spin_max_ns = %" PRIu64 ": must be 0 (no adaptation) or at least "
+			    "spin_ns (%" PRIu64 ")", cfg->spin_max_ns, cfg->spin_ns);
 	if (cfg->netpoll_ns > 1000000000ull)
 		return jf_errf(err, errlen, "netpoll_ns = %" PRIu64 ": must be at most 1 s",
 			    cfg->netpoll_ns);
@@ -258,6 +265,16 @@ static int env_spin(struct jf_config *c, const char *n, const char *v, char *e, 
 		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to %llu", n, v,
 			    MAX_SPIN_US);
 	c->spin_ns = x * 1000u;
+	return 0;
+}
+
+static int env_spin_max(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (parse_u64(v, false, &x) || x > MAX_SPIN_US)
+		return jf_errf(e, el, "%s='%s': expected microseconds from 0 (no adaptation) to %llu",
+			    n, v, MAX_SPIN_US);
+	c->spin_max_ns = x * 1000u;
 	return 0;
 }
 
@@ -385,6 +402,7 @@ static const struct {
 	{"JIFFY_WORKERS", env_workers},   {"JIFFY_PIN", env_pin},
 	{"JIFFY_POLICY", env_policy},     {"JIFFY_STACK_SIZE", env_stack},
 	{"JIFFY_STACK_CACHE", env_cache}, {"JIFFY_SPIN_US", env_spin},
+	{"JIFFY_SPIN_MAX_US", env_spin_max},
 	{"JIFFY_STATS", env_stats},       {"JIFFY_CLOCK", env_clock},
 	{"JIFFY_PREEMPT", env_preempt},   {"JIFFY_QUANTUM_US", env_quantum},
 	{"JIFFY_GRACE_US", env_grace},    {"JIFFY_PREEMPT_SIGNAL", env_signal},
@@ -440,6 +458,7 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "stack_size = %zu\n", cfg->stack_size);
 	fprintf(out, "stack_cache = %u\n", cfg->stack_cache);
 	fprintf(out, "spin_us = %" PRIu64 "\n", cfg->spin_ns / 1000u);
+	fprintf(out, "spin_max_us = %" PRIu64 "\n", cfg->spin_max_ns / 1000u);
 	fprintf(out, "clock = %s (%" PRIu64 " Hz)\n", jf_clock_source(), jf_tsc_hz());
 	fprintf(out, "preempt = %s\n", cfg->preempt);
 	fprintf(out, "quantum_us = %" PRIu64 "\n", cfg->quantum_ns / 1000u);

@@ -110,6 +110,7 @@ struct worker {
 	struct jf_ctx sched_ctx;    /* the scheduler loop on the pthread stack */
 	uint32_t sched_on_cpu;      /* dummy target for switch.S when leaving the loop */
 	uint32_t park_state;        /* futex word, enum worker_park_state */
+	uint64_t spin_window_ns;    /* adaptive idle spin: the current window (worker_idle()) */
 	bool spinning;
 
 	struct timer_heap timers;

@@ -98,6 +98,10 @@ static void check_good_values(void)
 	CHECK_EQ(cfg.spin_ns, 50000);
 	cfg = jft_config_good_env("JIFFY_SPIN_US", "1000");
 	CHECK_EQ(cfg.spin_ns, 1000000);
+	cfg = jft_config_good_env("JIFFY_SPIN_MAX_US", "500");
+	CHECK_EQ(cfg.spin_max_ns, 500000);
+	cfg = jft_config_good_env("JIFFY_SPIN_MAX_US", "0");
+	CHECK_EQ(cfg.spin_max_ns, 0);
 
 	cfg = jft_config_good_env("JIFFY_POLICY", "ws");
 	CHECK(strcmp(cfg.policy, "ws") == 0);
@@ -186,6 +190,8 @@ static void check_bad_values(void)
 	check_bad("JIFFY_PIN", "maybe", 1);
 	check_bad("JIFFY_STATS", "yes please", 1);
 	check_bad("JIFFY_SPIN_US", "soon", 1);
+	check_bad("JIFFY_SPIN_MAX_US", "lots", 1);
+	check_bad("JIFFY_SPIN_MAX_US", "99999999999", 1);
 	check_bad("JIFFY_FOO", "1", 0);
 }
 
@@ -220,6 +226,15 @@ static void check_validate(void)
 	err[0] = '\0';
 	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), -EINVAL);
 	CHECK(err[0] != '\0');
+
+	/* The adaptive spin's bound below the spin it grows from: refused, with a message. */
+	jf_config_default(&cfg);
+	cfg.spin_max_ns = cfg.spin_ns - 1;
+	err[0] = '\0';
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "spin_max_ns") != NULL);
+	cfg.spin_max_ns = cfg.spin_ns;
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), 0);
 
 	/* A policy name without its terminating NUL must be rejected, not read past. */
 	jf_config_default(&cfg);
