@@ -294,10 +294,10 @@ def _experiment(path, index, exp_raw, run):
         except simtwin.TwinError as e:
             raise ConfigError(str(e)) from None
         for c in exp["configs"]:
-            if c["name"] in exp_raw["sim"]["configs"] and c["args"]:
-                raise ConfigError(f"{where}: [experiment.sim] configs: {c['name']!r} has args "
-                                  f"{c['args']!r}, which its jiffy-sim twin would not see "
-                                  "(jiffyexp/simtwin.py maps none)")
+            why = simtwin.untwinnable(c, exp) if c["name"] in exp_raw["sim"]["configs"] else None
+            if why:
+                raise ConfigError(f"{where}: [experiment.sim] configs: {c['name']!r} cannot be "
+                                  f"twinned: {why}")
         exp["sim"] = dict(exp_raw["sim"])
     return exp
 

@@ -16,7 +16,11 @@ its CSV (jiffy-load's columns) back as points the plots and the SLO table unders
 The two constants are what the simulator does not model and are measured on the machine
 (docs/performance.md says how): a twin without them is the scheduling alone. The mechanism is
 the measured cost model of the same mechanism (measured:M), the quantum, workers, idle spin
-and the single receiver uthread (--arrival-worker 0) are the configuration's.
+and the single receiver uthread (--arrival-worker 0) are the configuration's, and so are
+central's settings: JIFFY_CENTRAL, JIFFY_CENTRAL_PREEMPTED and JIFFY_CENTRAL_SLO_US from env,
+and a server's --slo TYPE=US from args (types are the request classes in jiffy-load's order:
+bimodal short, long; trimodal short, medium, long). A configuration whose env or args hold
+anything else cannot be twinned faithfully and is refused (untwinnable()).
 """
 
 import csv
@@ -90,6 +94,46 @@ def check(where, sim, exp):
     add_overhead(exp["dist"], sim.get("overhead_us", 0.0))  # refuses what it cannot shift
 
 
+CENTRAL_ENV = {"JIFFY_CENTRAL": "--central", "JIFFY_CENTRAL_PREEMPTED": "--central-preempted",
+               "JIFFY_CENTRAL_SLO_US": "--central-slo"}
+TWIN_ENV = set(CENTRAL_ENV) | {"JIFFY_SPIN_US"}
+
+
+def class_names(dist):
+    kind = dist.split(":")[0]
+    return {"bimodal": ["short", "long"], "trimodal": ["short", "medium", "long"]}.get(kind,
+                                                                                       ["all"])
+
+
+def _slo_arg(value, dist):
+    """A server's --slo TYPE=US[,...] as jiffy-sim's --slo CLASS=Tus[,...]."""
+    names, out = class_names(dist), []
+    for item in value.split(","):
+        t, _, us = item.partition("=")
+        if not t.isdigit() or int(t) >= len(names) or not us.isdigit():
+            raise TwinError(f"--slo {value!r}: {item!r} is not TYPE=US with TYPE a class of "
+                            f"--dist {dist!r} (0..{len(names) - 1}: {', '.join(names)})")
+        out.append(f"{names[int(t)]}={us}us")
+    return ",".join(out)
+
+
+def untwinnable(cfg, exp):
+    """Why @cfg's twin would not simulate what is measured (None when it would)."""
+    extra = sorted(set(cfg.get("env", {})) - TWIN_ENV)
+    if extra:
+        return f"env {', '.join(extra)} has no jiffy-sim counterpart in jiffyexp/simtwin.py"
+    args = list(cfg.get("args", []))
+    while args:
+        if args[0] != "--slo" or len(args) < 2:
+            return f"args {cfg['args']!r}: only --slo TYPE=US is mapped to jiffy-sim"
+        try:
+            _slo_arg(args[1], exp.get("dist", ""))
+        except TwinError as e:
+            return str(e)
+        args = args[2:]
+    return None
+
+
 def sim_args(cfg, exp, sim, root):
     mech = cfg["preempt"]
     args = ["--cores", str(cfg["workers"]), "--policy", cfg["policy"],
@@ -101,6 +145,14 @@ def sim_args(cfg, exp, sim, root):
         args += ["--mechanism", f"measured:{mech}", "--calib", os.path.join(root, calib)]
     spin = cfg["env"].get("JIFFY_SPIN_US", "50")
     args += ["--park-after", f"{spin}us", "--wake-cost", "20us"]
+    for var, flag in CENTRAL_ENV.items():
+        if var in cfg["env"]:
+            v = cfg["env"][var]
+            args += [flag, f"{v}us" if var.endswith("_US") else v]
+    a = list(cfg.get("args", []))
+    for i in range(0, len(a) - 1, 2):
+        if a[i] == "--slo":
+            args += ["--slo", _slo_arg(a[i + 1], exp["dist"])]
     return args
 
 

@@ -129,10 +129,30 @@ class Refusals(unittest.TestCase):
         self.refused(base(config=[{"server": "jiffy-synth", "args": ["--port", "7000"]}]),
                      "args", "--port", "set by the harness")
 
-    def test_no_twin_of_a_configuration_with_args(self):
-        raw = base(config=[{"server": "jiffy-synth", "args": ["--slo", "0=10"], "name": "mq"}])
+    def test_no_twin_of_what_jiffy_sim_would_not_see(self):
+        raw = base(config=[{"server": "jiffy-synth", "args": ["--receivers", "2"], "name": "r"}])
+        raw["experiment"][0]["sim"] = {"configs": ["r"]}
+        self.refused(raw, "[experiment.sim]", "'r'", "cannot be twinned", "--slo")
+        raw = base(config=[{"server": "jiffy-synth", "env": {"JIFFY_RR_SLICE_US": "5"},
+                            "name": "e"}])
+        raw["experiment"][0]["sim"] = {"configs": ["e"]}
+        self.refused(raw, "'e'", "JIFFY_RR_SLICE_US")
+
+    def test_mq_twin_maps_central_and_slo(self):
+        from jiffyexp import simtwin
+        raw = base(dist="bimodal:50:1us:100us",
+                   config=[{"server": "jiffy-synth", "policy": "central", "preempt": "deadline",
+                            "quantum_us": 10, "name": "mq", "args": ["--slo", "0=10,1=1000"],
+                            "env": {"JIFFY_CENTRAL": "mq", "JIFFY_CENTRAL_PREEMPTED": "head"}}])
         raw["experiment"][0]["sim"] = {"configs": ["mq"]}
-        self.refused(raw, "[experiment.sim]", "'mq'", "args")
+        doc = config.parse("t.toml", raw)
+        exp = doc["experiments"][0]
+        a = simtwin.sim_args(exp["configs"][0], exp, exp["sim"], "/r")
+        self.assertEqual(a[a.index("--central") + 1], "mq")
+        self.assertEqual(a[a.index("--central-preempted") + 1], "head")
+        self.assertEqual(a[a.index("--slo") + 1], "short=10us,long=1000us")
+        raw["experiment"][0]["config"][0]["args"] = ["--slo", "2=10"]  # no third class
+        self.refused(raw, "'mq'", "2=10")
 
     def test_missing_dist(self):
         raw = base()

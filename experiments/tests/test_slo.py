@@ -175,6 +175,8 @@ class Repeats(unittest.TestCase):
         self.assertFalse(rpt(1000, [50, 900, 60])["stall_hit"])  # no stall seen
         light = {1: {"over_1ms": 0, "lost_pct": 0.35}}
         self.assertTrue(rpt(1000, [50, 900, 60], light)["stall_hit"])  # many short gaps
+        # every run missed (overload, head-of-line blocking): the stall decided nothing
+        self.assertFalse(rpt(1000, [500, 900, 600], stalled)["stall_hit"])
 
     def cfg(self, name, preemptive):
         return {"name": name, "label": name, "preemptive": preemptive}
