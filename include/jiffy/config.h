@@ -82,6 +82,9 @@ void jf_policy_tunables_default(struct jf_policy_tunables *t);
  *                unanswered before a signal is sent.                   JIFFY_GRACE_US
  * @preempt_signal: the signal the signal mechanisms use (default
  *                SIGURG, as Go does); a name or a number.              JIFFY_PREEMPT_SIGNAL
+ * @preempt_skip: Aspen's skip rule: interrupt a worker at the quantum only
+ *                when other work waits (default). false: at every
+ *                quantum, for the ablation of Aspen Fig. 10.          JIFFY_PREEMPT_SKIP=0|1
  * @timer_spin:   the timer thread (dispatcher, safepoint, hybrid) spins
  *                on a CPU of its own instead of sleeping.              JIFFY_TIMER_SPIN=0|1
  * @sched:        the policies' parameters (struct jf_policy_tunables above; its quantum_ns
@@ -106,6 +109,7 @@ struct jf_config {
 	struct jf_policy_tunables sched;
 	uint64_t netpoll_ns;
 	uint64_t spin_max_ns;
+	bool preempt_skip;
 };
 
 /** jf_config_default() - fill @cfg with the defaults (no environment). */

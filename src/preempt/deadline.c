@@ -55,7 +55,8 @@ static uint64_t due_ns(struct runtime *rt, struct worker *w)
 {
 	uint64_t when = UINT64_MAX, tdl = jf_timers_next(w);
 
-	if (rt->policy.ops->has_work(&rt->policy, w->id) || jf_netpoll_wants_busy_poll())
+	if (!rt->cfg.preempt_skip || rt->policy.ops->has_work(&rt->policy, w->id) ||
+	    jf_netpoll_wants_busy_poll())
 		when = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
 	return tdl < when ? tdl : when;
 }

@@ -155,9 +155,11 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 				next = due, *hard = -1;
 			continue;
 		}
-		if (!rt->policy.ops->has_work(&rt->policy, w->id) && !jf_netpoll_wants_busy_poll())
-			continue; /* nothing else to run: never interrupt (skip rule); but a busy
-				   * worker must poll for uthreads waiting on descriptors */
+		if (rt->cfg.preempt_skip && !rt->policy.ops->has_work(&rt->policy, w->id) &&
+		    !jf_netpoll_wants_busy_poll())
+			continue; /* nothing else to run: never interrupt (skip rule, unless
+				   * JIFFY_PREEMPT_SKIP=0); but a busy worker must poll for uthreads
+				   * waiting on descriptors */
 		if (s->seq != seq || s->due != due) { /* first action for this run (or slice) */
 			s->seq = seq;
 			s->due = due;

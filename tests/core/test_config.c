@@ -102,6 +102,10 @@ static void check_good_values(void)
 	CHECK_EQ(cfg.spin_max_ns, 500000);
 	cfg = jft_config_good_env("JIFFY_SPIN_MAX_US", "0");
 	CHECK_EQ(cfg.spin_max_ns, 0);
+	cfg = jft_config_good_env("JIFFY_PREEMPT_SKIP", "0");
+	CHECK_EQ(cfg.preempt_skip, false);
+	cfg = jft_config_good_env("JIFFY_PREEMPT_SKIP", "1");
+	CHECK_EQ(cfg.preempt_skip, true);
 
 	cfg = jft_config_good_env("JIFFY_POLICY", "ws");
 	CHECK(strcmp(cfg.policy, "ws") == 0);
@@ -191,6 +195,7 @@ static void check_bad_values(void)
 	check_bad("JIFFY_STATS", "yes please", 1);
 	check_bad("JIFFY_SPIN_US", "soon", 1);
 	check_bad("JIFFY_SPIN_MAX_US", "lots", 1);
+	check_bad("JIFFY_PREEMPT_SKIP", "sometimes", 1);
 	check_bad("JIFFY_SPIN_MAX_US", "99999999999", 1);
 	check_bad("JIFFY_FOO", "1", 0);
 }
