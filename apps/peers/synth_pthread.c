@@ -6,12 +6,18 @@
  * UNSUPPORTED; malformed headers get BAD_REQUEST or TOO_LARGE; garbage (short, wrong magic,
  * over-long) is dropped and counted (apps/common/synth.c). errors= counts failed sends.
  *
- *   synth-pthread [--port P (7000; 0 = any)] [--threads N (1)]
+ *   synth-pthread [--port P (7000; 0 = any)] [--threads N (1)] [--be N [--be-policy idle|nice]]
+ *
+ * --be N: N best-effort batch threads (apps/common/batch.c) at SCHED_IDLE (--be-policy idle,
+ * the default) or nice 19 (nice) compute while the server serves: the Linux side of the LC/BE
+ * co-location experiment; the statistics line then ends with the batch work done while the
+ * load ran (be_work_s, be_window_s, be_share).
  *
  * Prints "READY synth-pthread udp=<port>" when listening; on SIGINT/SIGTERM prints one
  * statistics line to stderr and exits 0.
  */
 #define _GNU_SOURCE
+#include "../common/batch.h"
 #include "../common/proto.h"
 #include "../common/spin.h"
 #include "../common/synth.h"
@@ -26,7 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MAX_THREADS 1024
@@ -37,10 +46,14 @@ static atomic_ulong n_requests; /* well-formed datagrams received */
 static atomic_ulong n_replies;  /* replies sent */
 static atomic_ulong n_dropped;  /* garbage: no reply */
 static atomic_ulong n_errors;   /* replies with a status other than OK, and failed sends */
+static long n_be;               /* --be */
+static int be_nice;             /* --be-policy nice: nice 19 instead of SCHED_IDLE */
+static struct jp_batch batch;
 
 static void usage(const char *argv0)
 {
-	fprintf(stderr, "usage: %s [--port P] [--threads N]\n", argv0);
+	fprintf(stderr, "usage: %s [--port P] [--threads N] [--be N [--be-policy idle|nice]]\n",
+		argv0);
 	exit(2);
 }
 
@@ -76,6 +89,8 @@ static void *worker(void *arg)
 		}
 		if (atomic_load_explicit(&stopping, memory_order_relaxed))
 			break;
+		if (n_be)
+			jp_batch_lc_seen(&batch);
 		if (!jp_synth_serve(buf, (size_t)n, reply, NULL)) {
 			atomic_fetch_add_explicit(&n_dropped, 1, memory_order_relaxed);
 			continue;
@@ -90,6 +105,22 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* A best-effort batch thread: the lowest priority the kernel offers, then compute. */
+static void *batch_thread(void *arg)
+{
+	(void)arg;
+	if (be_nice) {
+		if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) != 0)
+			perror("synth-pthread: setpriority(19) for a --be thread");
+	} else {
+		struct sched_param sp = {.sched_priority = 0};
+		if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0)
+			fprintf(stderr, "synth-pthread: SCHED_IDLE for a --be thread refused\n");
+	}
+	jp_batch_run(&batch, NULL);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	long port = 7000, nthreads = 1;
@@ -99,6 +130,20 @@ int main(int argc, char **argv)
 			port = parse_long("--port", argv[++i], 0, 65535);
 		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
 			nthreads = parse_long("--threads", argv[++i], 1, MAX_THREADS);
+		else if (!strcmp(argv[i], "--be") && i + 1 < argc)
+			n_be = parse_long("--be", argv[++i], 0, 64);
+		else if (!strcmp(argv[i], "--be-policy") && i + 1 < argc) {
+			const char *v = argv[++i];
+			if (!strcmp(v, "idle"))
+				be_nice = 0;
+			else if (!strcmp(v, "nice"))
+				be_nice = 1;
+			else {
+				fprintf(stderr, "synth-pthread: --be-policy '%s': expected idle or nice\n",
+					v);
+				exit(2);
+			}
+		}
 		else
 			usage(argv[0]);
 	}
@@ -131,7 +176,7 @@ int main(int argc, char **argv)
 	socklen_t salen = sizeof(sa);
 	getsockname(sock_fd, (struct sockaddr *)&sa, &salen);
 
-	pthread_t *tids = calloc((size_t)nthreads, sizeof(*tids));
+	pthread_t *tids = calloc((size_t)(nthreads + n_be), sizeof(*tids));
 	if (!tids) {
 		fprintf(stderr, "synth-pthread: out of memory\n");
 		return 1;
@@ -143,6 +188,13 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	for (long i = 0; i < n_be; i++) {
+		int err = pthread_create(&tids[nthreads + i], NULL, batch_thread, NULL);
+		if (err) {
+			fprintf(stderr, "synth-pthread: pthread_create (--be): %s\n", strerror(err));
+			return 1;
+		}
+	}
 	printf("READY synth-pthread udp=%u\n", (unsigned)ntohs(sa.sin_port));
 	fflush(stdout);
 
@@ -150,14 +202,18 @@ int main(int argc, char **argv)
 	while (sigwait(&sigs, &sig) != 0)
 		;
 	atomic_store(&stopping, true);
+	jp_batch_stop(&batch);
 	shutdown(sock_fd, SHUT_RDWR); /* wakes the workers blocked in recvfrom */
-	for (long i = 0; i < nthreads; i++)
+	for (long i = 0; i < nthreads + n_be; i++)
 		pthread_join(tids[i], NULL);
 	free(tids);
 	close(sock_fd);
 	(void)sig;
-	fprintf(stderr, "synth-pthread: requests=%lu replies=%lu dropped=%lu errors=%lu\n",
+	char be[96] = "";
+	if (n_be)
+		jp_batch_report(&batch, be, sizeof(be));
+	fprintf(stderr, "synth-pthread: requests=%lu replies=%lu dropped=%lu errors=%lu%s\n",
 		atomic_load(&n_requests), atomic_load(&n_replies), atomic_load(&n_dropped),
-		atomic_load(&n_errors));
+		atomic_load(&n_errors), be);
 	return 0;
 }

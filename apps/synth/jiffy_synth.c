@@ -19,8 +19,12 @@
  * tagged counts the requests whose handler read its own attributes back as the class and SLO
  * it should carry (slo_flag.h).
  *
+ * With --be N, N best-effort batch uthreads (attr.klass 1, lcbe's BE class) compute in units
+ * of 20 us (apps/common/batch.c) while the server serves; the statistics line then ends with
+ * the batch work done while the load ran (be_work_s, be_window_s, be_share).
+ *
  *   jiffy-synth [--port P (7000; 0: any)] [--receivers N (1)] [--udp-mode spawn|inline]
- *               [--slo CLASS=US[,CLASS=US...]] [--breakdown US]
+ *               [--slo CLASS=US[,CLASS=US...]] [--breakdown US] [--be N]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -38,6 +42,7 @@
 
 #include <jiffy/jiffy.h>
 
+#include "batch.h"
 #include "breakdown.h"
 #include "flags.h"
 #include "proto.h"
@@ -59,6 +64,8 @@ static struct {
 	_Atomic unsigned long long requests, replies, dropped, errors, spawn_failures;
 	struct jp_slo_table slo;       /* --slo, per class */
 	struct jp_type_counts classes; /* well-formed requests per class */
+	unsigned long be;              /* --be: best-effort batch uthreads */
+	struct jp_batch batch;
 } S = {.port = 7000, .receivers = 1, .spawn = 1, .fd = -1, .sig_fd = -1};
 
 #define COUNT(c) atomic_fetch_add_explicit(&S.c, 1, memory_order_relaxed)
@@ -128,6 +135,16 @@ static void *handler(void *arg)
 	return NULL;
 }
 
+/* A best-effort batch uthread (--be): computes until the server stops, at every safepoint
+ * preemptible like a request (attr.klass 1: lcbe's best-effort class). */
+static void *batch_main(void *arg)
+{
+	(void)arg;
+	jp_batch_run(&S.batch, safepoint);
+	jf_waitgroup_done(&S.wg);
+	return NULL;
+}
+
 static void *receiver(void *arg)
 {
 	uint8_t *buf = malloc(JP_MAX_DGRAM + 1);
@@ -157,6 +174,8 @@ static void *receiver(void *arg)
 			bd.received = jp_bd_now();
 			bd.arrival = jp_bd_arrival(S.fd);
 		}
+		if (S.be)
+			jp_batch_lc_seen(&S.batch);
 		if (!S.spawn || (size_t)n > JP_MAX_DGRAM) {
 			serve(buf, (size_t)n, (struct sockaddr *)&src, slen,
 			      jp_bd_enabled() ? &bd : NULL, false);
@@ -212,6 +231,7 @@ static void *app_main(void *arg)
 	struct jf_attr attr;
 	int signo = 0;
 	int *rc = malloc(sizeof(int));
+	char be[96];
 
 	*rc = 1;
 	fprintf(stderr, "%s: spin loop calibrated at %.1f iterations/us\n", prog,
@@ -237,6 +257,18 @@ static void *app_main(void *arg)
 			break;
 		}
 	}
+	jf_attr_init(&attr);
+	attr.detached = 1;
+	attr.name = "synth-be";
+	attr.sched.klass = 1; /* best effort (lcbe); other policies ignore it */
+	for (unsigned long i = 0; i < S.be && !signo; i++) {
+		jf_waitgroup_add(&S.wg, 1);
+		if (jf_spawn(NULL, &attr, batch_main, NULL) != 0) {
+			jf_waitgroup_done(&S.wg);
+			fprintf(stderr, "%s: cannot start the best-effort uthreads (--be)\n", prog);
+			signo = -1;
+		}
+	}
 	if (!signo) {
 		printf("READY jiffy-synth udp=%u\n", S.bound);
 		fflush(stdout);
@@ -251,12 +283,16 @@ static void *app_main(void *arg)
 			signo = (int)si.ssi_signo;
 	}
 	atomic_store(&S.stopping, 1);
-	jf_waitgroup_wait(&S.wg); /* receivers (within POLL_NS) and every request in flight */
+	jp_batch_stop(&S.batch);
+	jf_waitgroup_wait(&S.wg); /* receivers (within POLL_NS), batch, every request in flight */
 	jp_slo_report(stderr, prog, "class", NULL, &S.slo, &S.classes);
-	fprintf(stderr, "%s: requests=%llu replies=%llu dropped=%llu errors=%llu\n", prog,
-		(unsigned long long)S.requests, (unsigned long long)S.replies,
-		(unsigned long long)S.dropped, (unsigned long long)S.errors);
 	jp_bd_report(stderr, prog);
+	be[0] = '\0';
+	if (S.be)
+		jp_batch_report(&S.batch, be, sizeof(be));
+	fprintf(stderr, "%s: requests=%llu replies=%llu dropped=%llu errors=%llu%s\n", prog,
+		(unsigned long long)S.requests, (unsigned long long)S.replies,
+		(unsigned long long)S.dropped, (unsigned long long)S.errors, be);
 	jf_close(S.fd);
 	jf_close(S.sig_fd);
 	*rc = signo > 0 ? 0 : 1;
@@ -267,7 +303,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s [--port P] [--receivers N] [--udp-mode spawn|inline]\n"
-		"          [--slo CLASS=US[,CLASS=US...]] [--breakdown US]\n"
+		"          [--slo CLASS=US[,CLASS=US...]] [--breakdown US] [--be N]\n"
 		"  --port P        UDP port (default 7000; 0: any free port)\n"
 		"  --receivers N   uthreads receiving datagrams (default 1)\n"
 		"  --udp-mode M    spawn: one uthread per request (default); inline: the\n"
@@ -282,6 +318,9 @@ static void usage(FILE *f)
 		"  --breakdown US  time each request's stages (kernel arrival, receiver, handler,\n"
 		"                  reply) and print percentiles at exit, split by whether the\n"
 		"                  server was idle for more than US microseconds before it arrived\n"
+		"  --be N          N best-effort batch uthreads (attr.klass 1: lcbe's BE class,\n"
+		"                  0..64) compute while the server serves; the statistics line\n"
+		"                  gives the batch work done while the load ran (be_share: CPUs)\n"
 		"The runtime is configured with JIFFY_* variables (JIFFY_WORKERS, JIFFY_POLICY,\n"
 		"JIFFY_PREEMPT, JIFFY_QUANTUM_US, ...; see include/jiffy/config.h).\n",
 		prog);
@@ -306,6 +345,9 @@ int main(int argc, char **argv)
 				return 2;
 		} else if (!strcmp(a, "--slo")) {
 			if (jp_slo_flag(prog, a, v, NULL, &S.slo))
+				return 2;
+		} else if (!strcmp(a, "--be")) {
+			if (jp_flag_uint(prog, a, v, 0, 64, &S.be))
 				return 2;
 		} else if (!strcmp(a, "--breakdown")) {
 			unsigned long us;
