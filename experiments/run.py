@@ -81,6 +81,9 @@ def report(doc, by_exp, outdir, meta=None, log=print, sim_bin=None):
         v = slo.verdict(exp, rows, goal)
         verdicts.append(v)
         text += f"\n**Verdict** {v['text']}\n"
+        _, coloc = slo.colocation(exp, points, configs)
+        if coloc:
+            text += "\n" + coloc
         log("\n" + text)
         md.append(text)
         try:

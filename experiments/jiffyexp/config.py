@@ -29,8 +29,13 @@ here runs anything.
     workload = "spin"              # spin (dist) or kv (mix, scan_n, keys, service)
     dist = "bimodal:99.5:500ns:500us"
     slo_class = "short"            # the class the SLO is about
-    slo_p99_us = 200               # ... and its p99 bound
+    slo_p99_us = 200               # ... and its p99 bound (or slo_slow_p999 = 50: a bound on its
+                                   #   p99.9 slowdown, latency / service time; one of the two)
     loads = [2000, 5000, 10000]    # offered loads, requests/s, ascending
+    colocation = [["lc-be", "lc-alone"]]  # optional: LC/BE pairs (configuration names: the server
+                                   #   with best-effort work, the same alone) for the co-location
+                                   #   table: LC p99 against alone, BE share against the CPU the
+                                   #   LC server leaves idle
     floor = [2000, 10000]          # optional: loads at which the path floor is measured (zero-work
                                    #   PING through the first Jiffy server, run to completion);
                                    #   true: the first and the last load
@@ -219,8 +224,9 @@ def _experiment(path, index, exp_raw, run):
     where = f"{path} experiment #{index + 1}"
     if not isinstance(exp_raw, dict):
         raise ConfigError(f"{where}: must be a table")
-    allowed = ("name", "title", "workload", "dist", "slo_class", "slo_p99_us", "loads", "config",
-               "mix", "scan_n", "keys", "service", "sim", "floor")
+    allowed = ("name", "title", "workload", "dist", "slo_class", "slo_p99_us", "slo_slow_p999",
+               "loads", "config",
+               "mix", "scan_n", "keys", "service", "sim", "floor", "colocation")
     _check_keys(where, exp_raw, allowed)
     name = exp_raw.get("name")
     if not isinstance(name, str) or not re.match(r"^[a-z0-9_-]+$", name):
@@ -251,7 +257,17 @@ def _experiment(path, index, exp_raw, run):
         raise ConfigError(f"{where}: slo_class: required (the request class the SLO is about, "
                           "e.g. \"short\" or \"get\")")
     exp["slo_class"] = slo_class
-    exp["slo_p99_us"] = _number(where, "slo_p99_us", exp_raw.get("slo_p99_us"), lo=1)
+    if ("slo_p99_us" in exp_raw) == ("slo_slow_p999" in exp_raw):
+        raise ConfigError(f"{where}: give exactly one of slo_p99_us (the SLO class's p99 latency "
+                          "bound) and slo_slow_p999 (its p99.9 slowdown bound)")
+    if "slo_p99_us" in exp_raw:
+        exp["slo_p99_us"] = _number(where, "slo_p99_us", exp_raw["slo_p99_us"], lo=1)
+    else:
+        exp["slo_slow_p999"] = _number(where, "slo_slow_p999", exp_raw["slo_slow_p999"], lo=1)
+        exp["slo_p99_us"] = None
+        if exp["workload"] == "kv" and not exp.get("service"):
+            raise ConfigError(f"{where}: slo_slow_p999 needs service (the nominal service times "
+                              "slowdowns are computed against)")
     loads = exp_raw.get("loads")
     if not isinstance(loads, list) or not loads:
         raise ConfigError(f"{where}: loads: required, a non-empty list of requests/s")
@@ -288,6 +304,13 @@ def _experiment(path, index, exp_raw, run):
         raise ConfigError(f"{where}: configuration names must be unique; repeated: "
                           f"{', '.join(dup)} (give each a name, or use placeholders such as "
                           "{quantum_us})")
+    coloc = exp_raw.get("colocation", [])
+    if (not isinstance(coloc, list)
+            or not all(isinstance(x, list) and len(x) == 2 and all(n in names for n in x)
+                       for x in coloc)):
+        raise ConfigError(f"{where}: colocation = {coloc!r}: must be a list of [\"with BE\", "
+                          "\"LC alone\"] pairs of configuration names")
+    exp["colocation"] = [list(x) for x in coloc]
     if "sim" in exp_raw:
         try:
             simtwin.check(where, exp_raw["sim"], exp)

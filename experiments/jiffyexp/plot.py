@@ -113,8 +113,10 @@ def plot_experiment(exp, series, path, subtitle=""):
                 ax.text(0.5, 0.5, "no data" + (" (no service times given)" if row else ""),
                         transform=ax.transAxes, ha="center", fontsize=9)
         if cls == exp["slo_class"]:
-            top.axhline(exp["slo_p99_us"], color="black", linestyle=":", linewidth=1)
-            top.annotate(f"SLO {exp['slo_p99_us']:g} us", xy=(0.01, exp["slo_p99_us"]),
+            key, bound, _, unit = slo.metric(exp)
+            ax = top if key == "p99_us" else bottom
+            ax.axhline(bound, color="black", linestyle=":", linewidth=1)
+            ax.annotate(f"SLO {bound:g}{unit}", xy=(0.01, bound),
                          xycoords=("axes fraction", "data"), fontsize=8, va="bottom")
     if any(s.get("floor") for s in series):
         axes[0][0].plot([], [], "o", markersize=9, markerfacecolor="none", markeredgecolor="grey",

@@ -44,10 +44,21 @@ STALL_LOST_PCT = 0.3   # % of the window the load CPU lost in gaps over 100 us
 STALL_OVER_1MS = 1     # or this many gaps over 1 ms
 
 
+def metric(exp):
+    """(key in a class's summary, bound, words) of the experiment's SLO: the class's p99 latency
+    (slo_p99_us) or its p99.9 slowdown (slo_slow_p999: latency / service time, Skyloft Fig. 8b)."""
+    if exp.get("slo_slow_p999") is not None:
+        return "slow_p999", exp["slo_slow_p999"], "p99.9 slowdown", ""
+    return "p99_us", exp["slo_p99_us"], "p99", " us"
+
+
 def judged_as(exp, cfg):
     """The experiment as a configuration's points are judged: the path floor (zero-work PING,
     jiffyexp.sweep) has one class, "all"."""
-    return dict(exp, slo_class="all") if cfg.get("floor") else exp
+    if not cfg.get("floor"):
+        return exp
+    return dict(exp, slo_class="all", slo_slow_p999=None,
+                slo_p99_us=exp.get("slo_p99_us") or float("inf"))
 
 
 def run_stalled(run):
@@ -84,10 +95,13 @@ def status(point, exp):
     cls = point.get("classes", {}).get(exp["slo_class"])
     if not cls or not cls.get("count"):
         return MISSES, f"no {exp['slo_class']} request answered"
-    p99 = cls["p99_us"]
-    if p99 > exp["slo_p99_us"]:
-        return MISSES, f"{exp['slo_class']} p99 {p99:.0f} us > {exp['slo_p99_us']:g} us"
-    return MEETS, f"{exp['slo_class']} p99 {p99:.0f} us"
+    key, bound, words, unit = metric(exp)
+    v = cls.get(key)
+    if v is None:
+        return MISSES, f"no {words} of {exp['slo_class']} (no service times given?)"
+    if v > bound:
+        return MISSES, f"{exp['slo_class']} {words} {v:.0f}{unit} > {bound:g}{unit}"
+    return MEETS, f"{exp['slo_class']} {words} {v:.0f}{unit}"
 
 
 def _walk(items, stop_after):
@@ -120,7 +134,7 @@ def capacity(points, exp, stop_after):
     items = []
     for p in sorted(points, key=lambda p: p["load"]):
         st, why = status(p, exp)
-        p99 = p["classes"][exp["slo_class"]]["p99_us"] if st == MEETS else None
+        p99 = p["classes"][exp["slo_class"]][metric(exp)[0]] if st == MEETS else None
         items.append((p["load"], st, persistent_miss(p, exp), p99, why))
     return _walk(items, stop_after)
 
@@ -138,7 +152,7 @@ def capacity_of_repeat(points, exp, stop_after, r):
         run = next((x for x in runs if x.get("repeat") == r), runs[0] if runs else None)
         if run is None:
             st, why = status(p, exp)
-            p99 = p["classes"][exp["slo_class"]]["p99_us"] if st == MEETS else None
+            p99 = p["classes"][exp["slo_class"]][metric(exp)[0]] if st == MEETS else None
         else:
             st, why, p99 = run["status"], run["status"], run.get("p99_us")
         items.append((p["load"], st, st == MISSES, p99, why))
@@ -168,16 +182,34 @@ def _ratio(cap, base, lowest):
     return (cap / base, "")
 
 
+def _median_of(xs):
+    """The median of @xs (the lower middle one of an even count: never flattering)."""
+    xs = sorted(xs)
+    return xs[(len(xs) - 1) // 2]
+
+
 def table(exp, points_by_config, configs, stop_after):
-    """Rows (dicts) for one experiment: each configuration's capacity (from its points' median
-    runs) with the range of its per-repeat capacities, and its ratio to the best configuration
-    that does not preempt (run to completion and the peers): the median of the per-repeat
-    ratios, with their range ("ratio", "ratio_range")."""
+    """Rows (dicts) for one experiment. With repeated runs, a configuration's capacity is the
+    median of its per-repeat capacities ("rep_max": the walk over each repeat alone) and its
+    ratio to the best configuration that does not preempt (run to completion and the peers) the
+    median of the per-repeat ratios ("ratio", with "ratio_range"): paired runs, side by side.
+    Without repeats, the walk over the points. p99_at_max: the point's (its median run's) at
+    that load; first_miss: the first load above it whose point missed."""
     rows = []
     for cfg in configs:
         pts = points_by_config.get(cfg["name"], [])
         cap = capacity(pts, exp, stop_after)
         reps = [capacity_of_repeat(pts, exp, stop_after, r) for r in range(nrepeats(pts))]
+        if len(reps) > 1:
+            cap["max_load"] = _median_of(reps)
+            key = metric(exp)[0]
+            at = {p["load"]: p for p in pts}
+            p = at.get(cap["max_load"])
+            cap["p99_at_max"] = (p["classes"][exp["slo_class"]][key]
+                                 if p and status(p, exp)[0] == MEETS else None)
+            cap["first_miss"] = next((q["load"] for q in sorted(pts, key=lambda q: q["load"])
+                                      if q["load"] > cap["max_load"]
+                                      and status(q, exp)[0] == MISSES), None)
         rows.append({"config": cfg, **cap, "rep_max": reps,
                      "stall_hit": sorted(p["load"] for p in pts if p.get("stall_hit"))})
     base_rows = [r for r in rows if not r["config"]["preemptive"] and not r["config"].get("sim")]
@@ -199,7 +231,7 @@ def table(exp, points_by_config, configs, stop_after):
                 per.append(x)
         if per:
             per.sort(key=lambda x: x[0])
-            r["ratio"] = per[len(per) // 2] if len(per) % 2 else per[len(per) // 2 - 1]
+            r["ratio"] = per[(len(per) - 1) // 2]
             r["ratio_range"] = (per[0][0], per[-1][0], len(per), nrep)
     return rows
 
@@ -232,13 +264,13 @@ def verdict(exp, rows, goal):
     spread = ""
     if best["ratio_range"]:
         lo, hi, n, nrep = best["ratio_range"]
-        spread = f" (paired repeats: {lo:.1f}-{hi:.1f}x over {n} of {nrep})"
+        spread = f" (median of {n} paired repeats; range {lo:.1f}-{hi:.1f}x)"
     base_txt = (f"{top['config']['label']} {_fmt_load(top['max_load'], lowest)}/s"
                 if top["max_load"] else f"nothing that does not preempt met it at {lowest:,.0f}/s")
     out["text"] = (f"{exp['name']}: {'MET' if out['met'] else 'NOT MET'}: "
                    f"{best['config']['label']} sustained {sign}{ratio:.1f}x the best "
-                   f"non-preemptive{spread}: {_fmt_load(best['max_load'], lowest)}/s against "
-                   f"{base_txt}; goal >= {goal:g}x")
+                   f"non-preemptive{spread}; median capacities "
+                   f"{_fmt_load(best['max_load'], lowest)}/s against {base_txt}; goal >= {goal:g}x")
     return out
 
 
@@ -250,10 +282,12 @@ def format_table(exp, rows, floor=None, probes=None):
     """Markdown table of table()'s rows; @floor: the path floor's points; @probes: {load: the
     stall probe before that load}."""
     lowest = exp["loads"][0]
+    _, bound, words, unit = metric(exp)
     head = (f"Experiment **{exp['name']}** ({exp['title']}): highest offered load with "
-            f"{exp['slo_class']} p99 <= {exp['slo_p99_us']:g} us (median run of each point; "
-            "in brackets: the range over the paired repeats)\n\n"
-            "| configuration | preempts | max load at SLO (req/s) | p99 there (us) "
+            f"{exp['slo_class']} {words} <= {bound:g}{unit}; with repeated runs the capacity is "
+            "the median over the paired repeats, in brackets their range, and the ratio is the "
+            "median of the paired ratios\n\n"
+            f"| configuration | preempts | max load at SLO (req/s) | {words} there{unit and ' (us)'} "
             "| first miss above (req/s) | vs best non-preemptive |\n"
             "| --- | --- | ---: | ---: | ---: | ---: |\n")
     lines = []
@@ -300,3 +334,54 @@ def format_table(exp, rows, floor=None, probes=None):
     return (head + "\n".join(lines) + ("\n\n" + "\n".join(notes) if notes else "")
             + ("\n\nThe environment, measured in the same sweep:\n" + "\n".join(env)
                if env else "") + "\n")
+
+
+def _median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    return xs[len(xs) // 2] if xs else None
+
+
+def colocation(exp, points_by_config, configs, lc_tolerance=0.10, be_goal=0.90):
+    """The LC/BE table (Skyloft §5.2): for each [with BE, LC alone] pair of exp["colocation"]
+    and each load both ran, the SLO class's p99 with and without the batch work (medians of the
+    runs), the batch work's share of the CPU (be_share, from the server) and the CPU the LC
+    server alone left idle (1 - its server_cpu_used): the goals are p99 within @lc_tolerance of
+    alone's and a BE share of at least @be_goal of that idle CPU. Returns (rows, markdown)."""
+    labels = {c["name"]: c["label"] for c in configs}
+    cls = exp["slo_class"]
+    rows = []
+    for with_be, alone in exp.get("colocation", []):
+        a_pts = {p["load"]: p for p in points_by_config.get(alone, [])}
+        for p in sorted(points_by_config.get(with_be, []), key=lambda p: p["load"]):
+            q = a_pts.get(p["load"])
+            if q is None:
+                continue
+            p99 = _median([r.get("classes_p99", {}).get(cls) for r in p.get("runs", [])])
+            p99a = _median([r.get("classes_p99", {}).get(cls) for r in q.get("runs", [])])
+            be = _median([r.get("be_share") for r in p.get("runs", [])])
+            busy = _median([r.get("server_cpu_used") for r in q.get("runs", [])])
+            idle = None if busy is None else max(1.0 - busy, 0.0)
+            row = {"config": with_be, "alone": alone, "load": p["load"], "p99": p99,
+                   "p99_alone": p99a, "be_share": be, "idle": idle}
+            row["lc_ok"] = (p99 is not None and p99a is not None
+                            and p99 <= p99a * (1 + lc_tolerance))
+            row["be_ok"] = be is not None and idle is not None and be >= be_goal * idle
+            rows.append(row)
+    if not rows:
+        return rows, ""
+    out = [f"Co-location ({exp['name']}): {cls} p99 with best-effort work against the same server "
+           f"alone (goal: within {lc_tolerance:.0%}), and the best-effort work's share of the CPU "
+           f"against what the server alone left idle (goal: at least {be_goal:.0%} of it); "
+           "medians of the paired runs\n",
+           "| configuration (with BE) | load (req/s) | p99 with BE (us) | p99 alone (us) | ratio "
+           "| BE share (CPU) | idle alone (CPU) | BE / idle |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    f = lambda x, fmt: "-" if x is None else format(x, fmt)  # noqa: E731
+    for r in rows:
+        ratio = (r["p99"] / r["p99_alone"]) if r["p99"] and r["p99_alone"] else None
+        share = (r["be_share"] / r["idle"]) if r["be_share"] is not None and r["idle"] else None
+        out.append(f"| {labels.get(r['config'], r['config'])} | {r['load']:,.0f} | "
+                   f"{f(r['p99'], '.0f')} | {f(r['p99_alone'], '.0f')} | "
+                   f"{f(ratio, '.2f')}{'' if r['lc_ok'] else ' ✗'} | {f(r['be_share'], '.2f')} | "
+                   f"{f(r['idle'], '.2f')} | {f(share, '.0%')}{'' if r['be_ok'] else ' ✗'} |")
+    return rows, "\n".join(out) + "\n"

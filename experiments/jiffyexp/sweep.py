@@ -26,6 +26,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,7 @@ import time
 from . import servers, slo
 
 HZ = os.sysconf("SC_CLK_TCK")
+BE_RE = re.compile(r"be_share=([0-9.]+)")
 
 
 def allowed_cpus():
@@ -255,6 +257,9 @@ class Sweep:
         elif status != 0:
             point["server_error"] = f"{cfg['server']} exited with status {status} on SIGINT"
         point["server_stats"] = last
+        be = BE_RE.search(last or "")
+        if be:  # --be: the batch work done while the load ran (apps/common/batch.h)
+            point["be_share"] = float(be.group(1))
         if lg is None:
             point["load_error"] = "jiffy-load did not finish (timed out)"
             return point, None
@@ -274,6 +279,8 @@ class Sweep:
         })
         foreign = (b1 - b0 - (s1 - s0)) / HZ - (res.get("cpu_s") or 0.0)
         point["foreign_cpu"] = round(max(foreign, 0.0) / max(t1 - t0, 1e-3), 3)
+        # the server's own CPU over the run, in CPUs: what an idle spin or a poller costs
+        point["server_cpu_used"] = round((s1 - s0) / HZ / max(t1 - t0, 1e-3), 3)
         return point, tmp_csv
 
     def _one_run(self, exp, cfg, load, tag_base):
@@ -414,7 +421,8 @@ def slo_p99(point, exp):
     cls = point.get("classes", {}).get(exp["slo_class"])
     if point.get("server_error") or not cls or not cls.get("count"):
         return float("inf")
-    return cls["p99_us"] if point.get("valid") else float("inf")
+    v = cls.get(slo.metric(exp)[0])
+    return v if point.get("valid") and v is not None else float("inf")
 
 
 def run_summary(point, exp):
@@ -425,6 +433,8 @@ def run_summary(point, exp):
     return {"status": st, "p99_us": None if v in (None, float("inf")) else v,
             "repeat": point.get("repeat", 0),
             "lag_max_us": (point.get("lag_us") or {}).get("max"),
+            "server_cpu_used": point.get("server_cpu_used"),
+            "be_share": point.get("be_share"),
             "load_cpu_stalls": point.get("load_cpu_stalls"),
             "classes_p99": {k: c.get("p99_us") for k, c in point.get("classes", {}).items()}}
 

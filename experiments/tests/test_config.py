@@ -154,6 +154,20 @@ class Refusals(unittest.TestCase):
         raw["experiment"][0]["config"][0]["args"] = ["--slo", "2=10"]  # no third class
         self.refused(raw, "'mq'", "2=10")
 
+    def test_one_slo_bound(self):
+        raw = base(slo_slow_p999=50)
+        self.refused(raw, "exactly one of slo_p99_us", "slo_slow_p999")
+        raw = base()
+        del raw["experiment"][0]["slo_p99_us"]
+        self.refused(raw, "exactly one")
+        raw["experiment"][0]["slo_slow_p999"] = 50
+        doc = config.parse("t.toml", raw)
+        self.assertEqual(doc["experiments"][0]["slo_slow_p999"], 50)
+
+    def test_colocation_pairs_name_configurations(self):
+        raw = base(colocation=[["a", "b"]])
+        self.refused(raw, "colocation", "pairs of configuration names")
+
     def test_missing_dist(self):
         raw = base()
         del raw["experiment"][0]["dist"]

@@ -202,5 +202,53 @@ class Repeats(unittest.TestCase):
         self.assertIn("| j | yes | 4,000 [3,000-4,000] | 50 | - | 3.0x [2.0-4.0] |", text)
 
 
+class Slowdown(unittest.TestCase):
+    EXP = dict(EXP, slo_p99_us=None, slo_slow_p999=50.0)
+
+    def test_the_slowdown_bound_decides(self):
+        p = pt(1000, 80)
+        p["classes"]["short"]["slow_p999"] = 49.0
+        self.assertEqual(slo.status(p, self.EXP)[0], slo.MEETS)   # p99 80 us is not the metric
+        p["classes"]["short"]["slow_p999"] = 51.0
+        st, why = slo.status(p, self.EXP)
+        self.assertEqual(st, slo.MISSES)
+        self.assertIn("p99.9 slowdown 51 > 50", why)
+        del p["classes"]["short"]["slow_p999"]
+        self.assertEqual(slo.status(p, self.EXP)[0], slo.MISSES)  # no service times: no verdict
+
+    def test_the_floor_is_judged_by_latency(self):
+        e = slo.judged_as(self.EXP, {"floor": True})
+        p = pt(1000, None)
+        p["classes"]["all"] = {"count": 10, "p99_us": 90.0}
+        self.assertEqual(slo.status(p, e)[0], slo.MEETS)
+
+
+class Colocation(unittest.TestCase):
+    def point(self, load, p99s, be=None, busy=None):
+        runs = [{"classes_p99": {"short": v}, "be_share": be, "server_cpu_used": busy,
+                 "status": slo.MEETS, "repeat": r} for r, v in enumerate(p99s)]
+        return {"load": float(load), "runs": runs}
+
+    def test_goals_per_load(self):
+        exp = dict(EXP, colocation=[["with", "alone"]])
+        configs = [{"name": "with", "label": "W"}, {"name": "alone", "label": "A"}]
+        points = {"with": [self.point(1000, [100, 104, 200], be=0.85),
+                           self.point(2000, [150, 160, 170], be=0.5)],
+                  "alone": [self.point(1000, [100, 95, 99], busy=0.1),
+                            self.point(2000, [100, 90, 110], busy=0.2)]}
+        rows, text = slo.colocation(exp, points, configs)
+        self.assertEqual(len(rows), 2)
+        self.assertEqual((rows[0]["p99"], rows[0]["p99_alone"]), (104, 99))
+        self.assertTrue(rows[0]["lc_ok"])            # 104 <= 1.1 x 99
+        self.assertTrue(rows[0]["be_ok"])            # 0.85 >= 0.9 x (1 - 0.1)
+        self.assertFalse(rows[1]["lc_ok"])           # 160 > 1.1 x 100
+        self.assertFalse(rows[1]["be_ok"])           # 0.5 < 0.9 x 0.8
+        self.assertIn("| W | 1,000 | 104 | 99 | 1.05 | 0.85 | 0.90 | 94% |", text)
+        self.assertIn("| W | 2,000 | 160 | 100 | 1.60 ✗ | 0.50 | 0.80 | 62% ✗ |", text)
+
+    def test_no_pairs_no_table(self):
+        self.assertEqual(slo.colocation(EXP, {}, []), ([], ""))
+
+
 if __name__ == "__main__":
     unittest.main()
