@@ -9,24 +9,10 @@
 # ~5 s once built (a first, cold Cargo build of tokio adds ~15-60 s). Exit 0 when all passed.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-client=$root/tests/apps/udp_client.py
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-	[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+JP_TEST=test_peers
+# shellcheck source=tests/apps/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-fail() {
-	echo "test_peers: FAIL: $*" >&2
-	for f in "$tmp"/out "$tmp"/err; do [[ -s $f ]] && sed "s|^|  ${f##*/}: |" "$f" >&2; done
-	exit 1
-}
-
-# The interpreter itself, not a version-manager shim (a pyenv shim costs ~0.3 s per call).
-py=$(python3 -c 'import sys; print(sys.executable)') || fail "python3 not found"
 
 mapfile -t bins < <("$root/scripts/build-peers.sh") || fail "scripts/build-peers.sh failed"
 ((${#bins[@]} == 2)) || fail "scripts/build-peers.sh printed ${#bins[@]} paths, expected 2"

@@ -17,25 +17,12 @@
 # usage: test_slo_tags.sh JIFFY_SYNTH [JIFFY_KV]
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-client=$root/tests/apps/udp_client.py
+JP_TEST=test_slo_tags
+# shellcheck source=tests/apps/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 SYNTH=${1:?usage: test_slo_tags.sh JIFFY_SYNTH [JIFFY_KV]}
 KV=${2:-}
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-	[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
-fail() {
-	echo "test_slo_tags: FAIL: $*" >&2
-	for f in "$tmp"/out "$tmp"/err; do [[ -s $f ]] && sed "s|^|  ${f##*/}: |" "$f" >&2; done
-	exit 1
-}
-
-py=$(python3 -c 'import sys; print(sys.executable)') || fail "python3 not found"
 
 # start <name> <binary> <args...>: start under central MQ on one worker, wait for READY; sets
 # $port and $pid. Every other JIFFY_* variable is removed (the runtime refuses unknown ones,
