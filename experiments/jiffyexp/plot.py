@@ -123,9 +123,10 @@ def plot_experiment(exp, series, path, subtitle=""):
                         label="circled: a run missed while the host stalled the load CPU")
     fig.suptitle(f"{exp['title']}" + (f"\n{subtitle}" if subtitle else ""), fontsize=10)
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(3, max(1, len(labels))),
-               fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.04 + 0.025 * ((len(labels) - 1) // 3), 1, 1))
+    # long labels (a twin's, a full configuration's) get two columns, so none is cut off
+    ncol = min(2 if max((len(x) for x in labels), default=0) > 48 else 3, max(1, len(labels)))
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.04 + 0.025 * ((len(labels) - 1) // ncol), 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

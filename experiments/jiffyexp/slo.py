@@ -107,7 +107,7 @@ def status(point, exp):
 def _walk(items, stop_after):
     """items: (load, status, persistent, p99, why) sorted by load; the walk of the module doc."""
     res = {"max_load": 0.0, "p99_at_max": None, "first_miss": None, "ended_by": "end of loads",
-           "unknown": []}
+           "unknown": [], "end": None}
     misses = 0
     for load, st, persistent, p99, why in items:
         if st == UNKNOWN:
@@ -122,6 +122,7 @@ def _walk(items, stop_after):
         misses = misses + 1 if persistent else 0
         if stop_after and misses >= stop_after:
             res["ended_by"] = f"{misses} consecutive persistent misses ({why})"
+            res["end"] = load
             break
     return res
 
@@ -144,19 +145,22 @@ def nrepeats(points):
 
 
 def capacity_of_repeat(points, exp, stop_after, r):
-    """The walk over repeat @r alone: each point's run with that repeat index (a point that was
-    run once, e.g. with repeat = "miss", counts its one run for every repeat)."""
-    items = []
-    for p in sorted(points, key=lambda p: p["load"]):
+    """Repeat @r's capacity: the highest load at which its run met the SLO, among the loads the
+    walk over the points (capacity()) reached before it ended. A point that was run once (e.g.
+    with repeat = "miss") counts its one run for every repeat. The end is the points' (the
+    medians'), not the repeat's own: one run's misses at low loads (a stall) must not end a
+    repeat's walk below loads at which it met."""
+    end = capacity(points, exp, stop_after)["end"]
+    best = 0.0
+    for p in points:
+        if end is not None and p["load"] > end:
+            continue
         runs = p.get("runs") or []
         run = next((x for x in runs if x.get("repeat") == r), runs[0] if runs else None)
-        if run is None:
-            st, why = status(p, exp)
-            p99 = p["classes"][exp["slo_class"]][metric(exp)[0]] if st == MEETS else None
-        else:
-            st, why, p99 = run["status"], run["status"], run.get("p99_us")
-        items.append((p["load"], st, st == MISSES, p99, why))
-    return _walk(items, stop_after)["max_load"]
+        st = run["status"] if run is not None else status(p, exp)[0]
+        if st == MEETS and p["load"] > best:
+            best = p["load"]
+    return best
 
 
 def should_stop(points, exp, stop_after, baselines):

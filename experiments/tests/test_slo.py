@@ -157,6 +157,22 @@ class Repeats(unittest.TestCase):
         caps = [slo.capacity_of_repeat(pts, EXP, 2, r) for r in range(3)]
         self.assertEqual(caps, [2000.0, 1000.0, 3000.0])
 
+    def test_one_repeats_early_misses_do_not_end_its_walk(self):
+        # make demo, 2026-11-25 15:08 (run 4): Jiffy's third repeat missed at 1,000 and 3,000 in
+        # a noisy minute and met at 20,000; its capacity is 20,000, not "< 1,000".
+        pts = [rpt(1000, [153, 110, 343]), rpt(3000, [104, 100, 218]),
+               rpt(10000, [167, 393, 71]), rpt(20000, [109, 60, 56]),
+               rpt(40000, [62, 1408, 1933])]
+        caps = [slo.capacity_of_repeat(pts, EXP, 2, r) for r in range(3)]
+        self.assertEqual(caps, [40000.0, 20000.0, 20000.0])
+
+    def test_a_repeat_walks_no_further_than_the_points(self):
+        # the points' walk ends at 3,000 (two persistent misses); a lucky run above is not counted
+        pts = [rpt(1000, [50, 50, 50]), rpt(2000, [300, 300, 300]), rpt(3000, [300, 300, 300]),
+               rpt(4000, [300, 50, 300])]
+        self.assertEqual([slo.capacity_of_repeat(pts, EXP, 2, r) for r in range(3)],
+                         [1000.0, 1000.0, 1000.0])
+
     def test_stop_waits_for_the_baselines(self):
         me = [rpt(1000, [300, 300, 300]), rpt(2000, [300, 300, 300])]
         base_meets = [[rpt(2000, [50, 50, 50])]]
