@@ -68,16 +68,7 @@ check_server() { # check_server <name> <binary> <args...>
 	"${c[@]}" --op get --key-size 300 --expect-status too_large --quiet || fail "$name: 300-byte key"
 	"${c[@]}" --garbage --quiet || fail "$name: malformed datagrams"
 
-	kill -TERM "$pid"
-	local rc=0
-	for ((i = 0; i < 50; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$pid" 2>/dev/null && fail "$name $*: still running 5 s after SIGTERM"
-	wait "$pid" || rc=$?
-	pid=
-	((rc == 0)) || fail "$name $*: exit status $rc after SIGTERM"
+	stop_server "$name $*" TERM 5
 	local stats
 	stats=$(grep -E "^$name: requests=[0-9]+ replies=[0-9]+ dropped=[0-9]+ errors=[0-9]+$" "$tmp/err") ||
 		fail "$name $*: no statistics line on stderr"

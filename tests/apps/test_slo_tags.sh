@@ -48,18 +48,7 @@ start() {
 }
 
 # stop <name>: SIGINT, exit 0 within 10 s.
-stop() {
-	local name=$1 i rc=0
-	kill -INT "$pid"
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$pid" 2>/dev/null && fail "$name: still running 10 s after SIGINT"
-	wait "$pid" || rc=$?
-	pid=
-	((rc == 0)) || fail "$name: exit status $rc after SIGINT"
-}
+stop() { stop_server "$1" INT 10; }
 
 # expect_types <prog> <kind> <line...>: the per-type lines are exactly these, in this order.
 expect_types() {
