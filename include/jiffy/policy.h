@@ -60,7 +60,7 @@ struct jf_task {
 	uint64_t runnable_ns;
 	uint64_t started_ns;
 	uint64_t ran_ns;
-	_Alignas(16) unsigned char policy_data[JF_TASK_POLICY_DATA];
+	JF_ALIGNAS(16) unsigned char policy_data[JF_TASK_POLICY_DATA];
 };
 
 /* Policy flags. */

@@ -33,6 +33,15 @@
 
 #include <jiffy/config.h>
 
+/* The C11 keywords the public headers use, spelled so that C++ (11 and later) accepts them too. */
+#ifdef __cplusplus
+#define JF_NORETURN [[noreturn]]
+#define JF_ALIGNAS(n) alignas(n)
+#else
+#define JF_NORETURN _Noreturn
+#define JF_ALIGNAS(n) _Alignas(n)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -141,7 +150,7 @@ int jf_spawn(jf_thread_t **out, const struct jf_attr *attr, jf_thread_fn fn, voi
 void jf_yield(void);
 
 /** jf_exit() - end the calling uthread with @retval (like returning it from its function). */
-_Noreturn void jf_exit(void *retval);
+JF_NORETURN void jf_exit(void *retval);
 
 /**
  * jf_join() - wait for @t to end and free it; @retval receives its return value (may be NULL).
