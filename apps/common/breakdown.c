@@ -57,6 +57,12 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_arrival(const void *a, const void *b)
+{
+	uint64_t x = ((const struct jp_bd_stamp *)a)->arrival, y = ((const struct jp_bd_stamp *)b)->arrival;
+	return x < y ? -1 : x > y;
+}
+
 static double pct(const uint64_t *v, size_t n, double p)
 {
 	if (!n)
@@ -94,25 +100,16 @@ void jp_bd_report(FILE *f, const char *prog)
 	if (n > cap)
 		n = cap;
 	uint64_t *idle = calloc(n ? n : 1, sizeof(*idle)), *tmp = calloc(n ? n : 1, sizeof(*tmp));
-	size_t *order = calloc(n ? n : 1, sizeof(*order));
-	if (!idle || !tmp || !order)
+	if (!idle || !tmp)
 		goto out;
 	/* Idle time before each arrival: since the latest reply of any request that arrived before
-	 * it (requests in arrival order). */
-	for (size_t i = 0; i < n; i++)
-		order[i] = i;
-	for (size_t i = 1; i < n; i++) { /* insertion sort by arrival: almost sorted already */
-		size_t j = i, o = order[i];
-		while (j > 0 && recs[order[j - 1]].arrival > recs[o].arrival)
-			order[j] = order[j - 1], j--;
-		order[j] = o;
-	}
+	 * it. The records are in reply order; the report needs arrival order. */
+	qsort(recs, n, sizeof(*recs), cmp_arrival);
 	uint64_t last_reply = 0;
 	for (size_t k = 0; k < n; k++) {
-		const struct jp_bd_stamp *s = &recs[order[k]];
-		idle[order[k]] = last_reply && s->arrival > last_reply ? s->arrival - last_reply : 0;
-		if (s->replied > last_reply)
-			last_reply = s->replied;
+		idle[k] = last_reply && recs[k].arrival > last_reply ? recs[k].arrival - last_reply : 0;
+		if (recs[k].replied > last_reply)
+			last_reply = recs[k].replied;
 	}
 	fprintf(f, "%s: breakdown of %zu requests (idle split at %.0f us)\n", prog, n,
 		(double)split_ns / 1e3);
@@ -124,5 +121,4 @@ void jp_bd_report(FILE *f, const char *prog)
 out:
 	free(idle);
 	free(tmp);
-	free(order);
 }
