@@ -144,13 +144,14 @@ def nrepeats(points):
     return max((len(p.get("runs", [])) for p in points), default=0)
 
 
-def capacity_of_repeat(points, exp, stop_after, r):
+def capacity_of_repeat(points, exp, stop_after, r, end=False):
     """Repeat @r's capacity: the highest load at which its run met the SLO, among the loads the
     walk over the points (capacity()) reached before it ended. A point that was run once (e.g.
     with repeat = "miss") counts its one run for every repeat. The end is the points' (the
     medians'), not the repeat's own: one run's misses at low loads (a stall) must not end a
-    repeat's walk below loads at which it met."""
-    end = capacity(points, exp, stop_after)["end"]
+    repeat's walk below loads at which it met. @end: capacity()'s "end" when the caller has it."""
+    if end is False:
+        end = capacity(points, exp, stop_after)["end"]
     best = 0.0
     for p in points:
         if end is not None and p["load"] > end:
@@ -187,9 +188,10 @@ def _ratio(cap, base, lowest):
 
 
 def _median_of(xs):
-    """The median of @xs (the lower middle one of an even count: never flattering)."""
-    xs = sorted(xs)
-    return xs[(len(xs) - 1) // 2]
+    """The median of @xs, Nones left out (the lower middle one of an even count: never
+    flattering); None when nothing is left."""
+    xs = sorted(x for x in xs if x is not None)
+    return xs[(len(xs) - 1) // 2] if xs else None
 
 
 def table(exp, points_by_config, configs, stop_after):
@@ -203,7 +205,8 @@ def table(exp, points_by_config, configs, stop_after):
     for cfg in configs:
         pts = points_by_config.get(cfg["name"], [])
         cap = capacity(pts, exp, stop_after)
-        reps = [capacity_of_repeat(pts, exp, stop_after, r) for r in range(nrepeats(pts))]
+        reps = [capacity_of_repeat(pts, exp, stop_after, r, cap["end"])
+                for r in range(nrepeats(pts))]
         if len(reps) > 1:
             cap["max_load"] = _median_of(reps)
             key = metric(exp)[0]
@@ -340,11 +343,6 @@ def format_table(exp, rows, floor=None, probes=None):
                if env else "") + "\n")
 
 
-def _median(xs):
-    xs = sorted(x for x in xs if x is not None)
-    return xs[len(xs) // 2] if xs else None
-
-
 def colocation(exp, points_by_config, configs, lc_tolerance=0.10, be_goal=0.90):
     """The LC/BE table (Skyloft §5.2): for each [with BE, LC alone] pair of exp["colocation"]
     and each load both ran, the SLO class's p99 with and without the batch work (medians of the
@@ -360,10 +358,10 @@ def colocation(exp, points_by_config, configs, lc_tolerance=0.10, be_goal=0.90):
             q = a_pts.get(p["load"])
             if q is None:
                 continue
-            p99 = _median([r.get("classes_p99", {}).get(cls) for r in p.get("runs", [])])
-            p99a = _median([r.get("classes_p99", {}).get(cls) for r in q.get("runs", [])])
-            be = _median([r.get("be_share") for r in p.get("runs", [])])
-            busy = _median([r.get("server_cpu_used") for r in q.get("runs", [])])
+            p99 = _median_of([r.get("classes_p99", {}).get(cls) for r in p.get("runs", [])])
+            p99a = _median_of([r.get("classes_p99", {}).get(cls) for r in q.get("runs", [])])
+            be = _median_of([r.get("be_share") for r in p.get("runs", [])])
+            busy = _median_of([r.get("server_cpu_used") for r in q.get("runs", [])])
             idle = None if busy is None else max(1.0 - busy, 0.0)
             row = {"config": with_be, "alone": alone, "load": p["load"], "p99": p99,
                    "p99_alone": p99a, "be_share": be, "idle": idle}
