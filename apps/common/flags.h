@@ -32,4 +32,35 @@ static inline int jp_flag_uint(const char *prog, const char *flag, const char *s
 	return 0;
 }
 
+/* Parse @s as a byte count with an optional K, M or G suffix (powers of 1024) in [@min, @max]
+ * for @flag. Return 0, or -1 after a message. */
+static inline int jp_flag_bytes(const char *prog, const char *flag, const char *s,
+				unsigned long long min, unsigned long long max,
+				unsigned long long *out)
+{
+	char *end;
+	if (!s) {
+		fprintf(stderr, "%s: %s needs a value\n", prog, flag);
+		return -1;
+	}
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10), mul = 1;
+	if (*end == 'K' || *end == 'k')
+		mul = 1ull << 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1ull << 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1ull << 30, end++;
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v > max / mul ||
+	    v * mul < min) {
+		fprintf(stderr,
+			"%s: invalid value '%s' for %s (expected bytes in [%llu, %llu], with an "
+			"optional K, M or G suffix)\n",
+			prog, s, flag, min, max);
+		return -1;
+	}
+	*out = v * mul;
+	return 0;
+}
+
 #endif /* JIFFY_APPS_FLAGS_H */

@@ -17,6 +17,13 @@
 #define JP_MAX_DGRAM 2048u /* largest request a server accepts; larger ones are dropped+counted */
 #define JP_MAX_KEY 256u
 #define JP_MAX_VALUE 1400u /* PUT value and GET payload */
+/* No reply is more than JP_MAX_AMPLIFICATION times its request's size (a GET that would be gets
+ * TOO_LARGE with result = the value's length; the client may ask again with padding), so a
+ * spoofed source address cannot turn the server into an amplifier (docs/security.md). */
+#define JP_MAX_AMPLIFICATION 3u
+
+/* jp_req.flags */
+#define JP_F_PAD 0x01u /* the val_len bytes after the key are padding, ignored (not on PUT) */
 
 enum jp_op {
 	JP_PING = 0, /* no work: measures the server's fixed cost */
@@ -41,7 +48,7 @@ struct jp_req {
 	uint8_t version;  /* JP_VERSION */
 	uint8_t op;       /* enum jp_op */
 	uint8_t klass;    /* request class chosen by the client (e.g. 0 short, 1 long); echoed */
-	uint8_t flags;    /* 0 */
+	uint8_t flags;    /* 0, or JP_F_PAD */
 	uint16_t key_len; /* bytes of key after the header */
 	uint32_t val_len; /* bytes of value after the key (PUT only) */
 	uint32_t reserved;

@@ -1,7 +1,8 @@
 /*
  * apps/common/synth.c - the synthetic server's request handling, shared by jiffy-synth (on
  * Jiffy) and synth-pthread (on Linux threads), so both answer every datagram identically:
- * validation order, status codes and the SPIN loop (docs/protocol.md).
+ * validation order, status codes and the SPIN loop (docs/protocol.md). The cap on a SPIN is the
+ * server's --max-spin-us (docs/security.md).
  */
 #include "synth.h"
 
@@ -9,8 +10,6 @@
 
 #include "proto.h"
 #include "spin.h"
-
-#define MAX_SPIN_NS 10000000000ull /* 10 s: no datagram may take a thread away for ever */
 
 static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t get32(const uint8_t *p)
@@ -34,7 +33,8 @@ static void put64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-bool jp_synth_serve(const uint8_t *in, size_t len, uint8_t out[32], void (*check)(void))
+bool jp_synth_serve(const uint8_t *in, size_t len, uint8_t out[32], uint64_t max_spin_ns,
+		    void (*check)(void))
 {
 	if (len < sizeof(struct jp_req) || len > JP_MAX_DGRAM || get16(in) != JP_MAGIC)
 		return false;
@@ -51,8 +51,8 @@ bool jp_synth_serve(const uint8_t *in, size_t len, uint8_t out[32], void (*check
 		status = JP_TOO_LARGE;
 	else if (op == JP_PING)
 		result = 0;
-	else if (op == JP_SPIN && arg > MAX_SPIN_NS)
-		status = JP_BAD_REQUEST;
+	else if (op == JP_SPIN && arg > max_spin_ns)
+		status = JP_TOO_LARGE, result = max_spin_ns; /* the client learns the cap */
 	else if (op == JP_SPIN)
 		jp_spin_ns(arg, check), result = arg;
 	else

@@ -39,8 +39,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +52,7 @@
 #include "flags.h"
 #include "kvproto.h"
 #include "kvstore.h"
+#include "listen.h"
 #include "resp.h"
 #include "slo_flag.h"
 
@@ -57,6 +60,12 @@
 #define CONN_BUF_MIN (16 * 1024)
 #define CONN_BUF_MAX (RESP_MAX_REQUEST + 64 * 1024)
 #define OUT_FLUSH (64 * 1024) /* write pipelined replies once this many bytes are pending */
+/* One connection's buffers, input and output together, never hold more than this: the query
+ * buffer's cap plus room for the largest reply a command builds (a SCAN of COUNT 10000 keys of
+ * up to RESP_MAX_KEY bytes, built apart and then copied, each in a doubling buffer). */
+#define CONN_SHARE (CONN_BUF_MAX + 44u * 1024 * 1024)
+#define PASSWORD_MAX 512 /* bytes; Redis has no limit, but a password is not a document */
+#define PASSWORD_ENV "JIFFY_KV_PASSWORD"
 
 static const char *prog = "jiffy-kv";
 
@@ -65,7 +74,12 @@ static struct {
 	unsigned long port, resp_port, keys, value_size, receivers;
 	const char *db;
 	int spawn; /* --udp-mode spawn (1) or inline (0) */
+	int udp_on; /* 0 with --no-udp */
 	struct jp_slo_table slo; /* --slo, per op */
+	struct jp_listen listen; /* --bind, --protected-mode */
+	char *password;          /* --requirepass-file, --requirepass or $JIFFY_KV_PASSWORD */
+	unsigned long maxclients, timeout_s, max_inflight;
+	unsigned long long maxmem; /* --maxmemory-clients, bytes */
 	/* runtime */
 	struct kvstore *kv;
 	int udp_fd, tcp_fd, sig_fd;
@@ -75,12 +89,15 @@ static struct {
 	struct kvproto_stats udp;
 	struct jp_type_counts ops; /* answered UDP requests per op, and how many ran tagged */
 	_Atomic uint64_t spawn_failures;
+	_Atomic uint64_t inflight;     /* spawned UDP requests not finished */
+	_Atomic uint64_t udp_shed;     /* datagrams dropped because --max-inflight were running */
 	struct resp_stats resp;
 	struct resp_env env;
 	int exit_code;
 	int signo; /* the signal that stopped us */
 } S = {.port = 7100, .resp_port = 6380, .keys = 100000, .value_size = 64, .receivers = 1,
-       .spawn = 1, .udp_fd = -1, .tcp_fd = -1, .sig_fd = -1};
+       .spawn = 1, .udp_on = 1, .udp_fd = -1, .tcp_fd = -1, .sig_fd = -1, .maxclients = 1000,
+       .timeout_s = 300, .max_inflight = 4096, .maxmem = 256ull << 20};
 
 static void kv_enter(void)
 {
@@ -165,6 +182,7 @@ static void *udp_handler(void *arg)
 	struct udp_req *r = arg;
 	udp_reply(r->data, r->len, (struct sockaddr *)&r->src, r->slen, r->spawned);
 	free(r);
+	atomic_fetch_sub_explicit(&S.inflight, 1, memory_order_relaxed);
 	jf_waitgroup_done(&S.wg);
 	return NULL;
 }
@@ -194,12 +212,20 @@ static void *udp_receiver(void *arg)
 			udp_reply(buf, (size_t)n, (struct sockaddr *)&src, slen, false);
 			continue;
 		}
-		struct udp_req *r = malloc(sizeof(*r) + (size_t)n);
+		/* --max-inflight: past it, shed the datagram as a full socket buffer would, rather
+		 * than let a flood turn into an unbounded number of uthreads (and their stacks). */
+		struct udp_req *r = NULL;
+		if (atomic_load_explicit(&S.inflight, memory_order_relaxed) >= S.max_inflight) {
+			kvproto_count(&S.udp_shed);
+		} else {
+			r = malloc(sizeof(*r) + (size_t)n);
+		}
 		if (!r) {
 			kvproto_count(&S.udp.requests);
 			kvproto_count(&S.udp.dropped);
 			continue;
 		}
+		atomic_fetch_add_explicit(&S.inflight, 1, memory_order_relaxed);
 		memcpy(&r->src, &src, slen);
 		r->slen = slen;
 		r->spawned = true;
@@ -222,17 +248,73 @@ static void *udp_receiver(void *arg)
 
 /* ---- RESP --------------------------------------------------------------------------------- */
 
+/*
+ * The limits of docs/security.md. Every byte of a connection's buffers is accounted in
+ * S.resp.buffer_bytes before it is allocated: a growth that would pass --maxmemory-clients, or
+ * the connection's own CONN_SHARE, is refused and the connection closed with an error. A
+ * connection is also closed when --timeout seconds pass without it completing a command (idle,
+ * or trickling bytes: slowloris) or without a byte of its replies being taken (a client that
+ * never reads). --maxclients bounds how many are open; the acceptor refuses the rest with
+ * Redis's "-ERR max number of clients reached" without spawning anything for them.
+ */
+struct conn {
+	int fd;
+	size_t held; /* bytes of buffers this connection holds (its share of buffer_bytes) */
+};
+
+static int buf_account(void *ctx, size_t from, size_t to)
+{
+	struct conn *c = ctx;
+	if (to <= from) {
+		atomic_fetch_sub_explicit(&S.resp.buffer_bytes, from - to, memory_order_relaxed);
+		c->held -= from - to;
+		return 0;
+	}
+	size_t d = to - from;
+	if (c->held + d > CONN_SHARE)
+		return -1;
+	uint64_t now = atomic_fetch_add_explicit(&S.resp.buffer_bytes, d, memory_order_relaxed) + d;
+	if (now > S.maxmem) {
+		atomic_fetch_sub_explicit(&S.resp.buffer_bytes, d, memory_order_relaxed);
+		return -1;
+	}
+	c->held += d;
+	return 0;
+}
+
+/* A short error to a client being turned away; never blocks (it is best effort). */
+static void turn_away(int fd, const char *msg)
+{
+	(void)send(fd, msg, strlen(msg), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+#define MSG_MAXCLIENTS "-ERR max number of clients reached\r\n"
+#define MSG_MAXMEM                                                                                 \
+	"-ERR client buffers would exceed the server's limit (--maxmemory-clients or the "         \
+	"per-connection share); connection closed\r\n"
+
+static uint64_t timeout_ns(void)
+{
+	return (uint64_t)S.timeout_s * 1000000000u;
+}
+
+/* Write it all, or give up: error, stopping, or --timeout without a byte taken (-2). */
 static int write_all(int fd, const char *p, size_t n)
 {
+	uint64_t progress = mono_ns();
 	while (n > 0) {
 		ssize_t w = jf_write(fd, p, n, POLL_NS);
 		if (w > 0) {
 			p += w;
 			n -= (size_t)w;
+			progress = mono_ns();
 			continue;
 		}
-		if (w < 0 && transient(errno) && !stopping())
+		if (w < 0 && transient(errno) && !stopping()) {
+			if (S.timeout_s && mono_ns() - progress > timeout_ns())
+				return -2;
 			continue;
+		}
 		return -1;
 	}
 	return 0;
@@ -240,16 +322,20 @@ static int write_all(int fd, const char *p, size_t n)
 
 static void *resp_conn(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
+	struct conn *c = arg;
+	int fd = c->fd;
 	struct resp_parser p;
 	struct resp_out o;
-	size_t cap = CONN_BUF_MIN, have = 0;
+	struct resp_client client = {.authed = S.password == NULL};
+	size_t cap = CONN_BUF_MIN, have = 0; /* CONN_BUF_MIN was accounted by the acceptor */
 	char *buf = malloc(cap);
-	int close_after = 0;
+	int close_after = 0, over = 0, timed_out = 0;
+	uint64_t last_cmd = mono_ns();
 
 	atomic_fetch_add(&S.resp.connections, 1);
-	atomic_fetch_add(&S.resp.connected, 1);
 	resp_out_init(&o);
+	o.account = buf_account;
+	o.account_ctx = c;
 	if (!buf || resp_parser_init(&p) != 0) {
 		free(buf);
 		buf = NULL;
@@ -261,15 +347,28 @@ static void *resp_conn(void *arg)
 	while (!close_after && !stopping()) {
 		if (have == cap) {
 			size_t ncap = cap * 2 > CONN_BUF_MAX ? CONN_BUF_MAX : cap * 2;
-			char *nb = ncap > cap ? realloc(buf, ncap) : NULL;
-			if (!nb)
+			if (ncap <= cap)
 				break; /* cannot happen within the parser's limits; be safe */
+			if (buf_account(c, cap, ncap) != 0) {
+				over = 1;
+				break;
+			}
+			char *nb = realloc(buf, ncap);
+			if (!nb) {
+				buf_account(c, ncap, cap);
+				break;
+			}
 			buf = nb;
 			cap = ncap;
 		}
 		ssize_t n = jf_read(fd, buf + have, cap - have, POLL_NS);
-		if (n < 0 && transient(errno))
+		if (n < 0 && transient(errno)) {
+			if (S.timeout_s && mono_ns() - last_cmd > timeout_ns()) {
+				timed_out = 1;
+				break;
+			}
 			continue;
+		}
 		if (n <= 0)
 			break; /* EOF or error */
 		have += (size_t)n;
@@ -288,44 +387,73 @@ static void *resp_conn(void *arg)
 				close_after = 1;
 				break;
 			}
-			if (resp_exec(&S.env, &p, &o) == RESP_CLOSE)
+			last_cmd = mono_ns();
+			if (resp_exec(&S.env, &client, &p, &o) == RESP_CLOSE)
 				close_after = 1;
 			off += used;
-			if (close_after)
+			if (close_after || o.oom)
 				break;
 			if (o.len >= OUT_FLUSH) {
-				if (o.oom || write_all(fd, o.buf, o.len) != 0) {
+				int w = write_all(fd, o.buf, o.len);
+				if (w != 0) {
+					timed_out = w == -2;
 					close_after = 2;
 					break;
 				}
 				o.len = 0;
 			}
 		}
+		if (o.over_limit) {
+			over = 1;
+			break;
+		}
 		if (o.oom)
 			break;
-		if (close_after != 2 && o.len && write_all(fd, o.buf, o.len) != 0)
+		if (close_after != 2 && o.len) {
+			int w = write_all(fd, o.buf, o.len);
+			if (w != 0) {
+				timed_out = w == -2;
+				break;
+			}
+		}
+		if (close_after)
 			break;
 		memmove(buf, buf + off, have - off);
 		have -= off;
 		if (cap > CONN_BUF_MIN && have < CONN_BUF_MIN / 2) { /* give big buffers back */
 			char *nb = realloc(buf, CONN_BUF_MIN);
 			if (nb) {
+				buf_account(c, cap, CONN_BUF_MIN);
 				buf = nb;
 				cap = CONN_BUF_MIN;
 			}
 		}
-		if (o.cap > 4 * OUT_FLUSH) {
-			resp_out_free(&o);
-			resp_out_init(&o);
-		}
+		if (o.cap > 4 * OUT_FLUSH)
+			resp_out_free(&o); /* keeps the accounting hook */
 	}
+	if (over) {
+		atomic_fetch_add(&S.resp.over_memory, 1);
+		turn_away(fd, MSG_MAXMEM);
+	}
+	if (timed_out)
+		atomic_fetch_add(&S.resp.timeouts, 1);
 	jf_close(fd);
 	resp_out_free(&o);
 	resp_parser_free(&p);
 	free(buf);
+	buf_account(c, cap, 0);
+	free(c);
 	atomic_fetch_sub(&S.resp.connected, 1);
 	jf_waitgroup_done(&S.wg);
 	return NULL;
+}
+
+/* Refuse @fd (over --maxclients, or no memory for its buffers): a reason, then close. */
+static void reject(int fd, const char *msg)
+{
+	atomic_fetch_add(&S.resp.rejected, 1);
+	turn_away(fd, msg);
+	jf_close(fd);
 }
 
 static void *resp_acceptor(void *arg)
@@ -347,11 +475,26 @@ static void *resp_acceptor(void *arg)
 			fprintf(stderr, "%s: accept: %s\n", prog, strerror(errno));
 			break;
 		}
+		if (atomic_load(&S.resp.connected) >= S.maxclients) {
+			reject(fd, MSG_MAXCLIENTS);
+			continue;
+		}
+		struct conn *c = calloc(1, sizeof(*c));
+		if (!c || buf_account(c, 0, CONN_BUF_MIN) != 0) {
+			free(c);
+			reject(fd, MSG_MAXMEM);
+			continue;
+		}
+		c->fd = fd;
 		int one = 1;
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		atomic_fetch_add(&S.resp.connected, 1); /* here, so the next accept sees it */
 		jf_waitgroup_add(&S.wg, 1);
-		if (jf_spawn(NULL, &attr, resp_conn, (void *)(intptr_t)fd) != 0) {
+		if (jf_spawn(NULL, &attr, resp_conn, c) != 0) {
 			jf_close(fd);
+			buf_account(c, CONN_BUF_MIN, 0);
+			free(c);
+			atomic_fetch_sub(&S.resp.connected, 1);
 			atomic_fetch_add(&S.resp.dropped, 1);
 			jf_waitgroup_done(&S.wg);
 		}
@@ -384,26 +527,26 @@ static void info_extra(void *ctx, struct resp_out *o)
 
 static int open_socket(int type, unsigned long port, unsigned *bound)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				.sin_addr.s_addr = htonl(INADDR_ANY)};
-	socklen_t alen = sizeof(a);
+	struct sockaddr_storage a;
+	socklen_t alen;
 	int one = 1, rcvbuf = 4 << 20;
-	int fd = jf_socket(AF_INET, type, 0);
+	jp_listen_sockaddr(&S.listen, (unsigned)port, &a, &alen);
+	int fd = jf_socket(a.ss_family, type, 0);
 	if (fd < 0)
 		return -1;
 	if (type == SOCK_STREAM)
 		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	else
 		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)); /* best effort */
-	if (jf_bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	if (jf_bind(fd, (struct sockaddr *)&a, alen) != 0 ||
 	    (type == SOCK_STREAM && jf_listen(fd, 511) != 0) ||
-	    getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
+	    getsockname(fd, (struct sockaddr *)&a, &(socklen_t){sizeof(a)}) != 0) {
 		int e = errno;
 		jf_close(fd);
 		errno = e;
 		return -1;
 	}
-	*bound = ntohs(a.sin_port);
+	*bound = jp_sockaddr_port(&a);
 	return fd;
 }
 
@@ -437,16 +580,19 @@ static void *app_main(void *arg)
 		fprintf(stderr, "%s: signalfd: %s\n", prog, strerror(errno));
 		goto out;
 	}
-	S.udp_fd = open_socket(SOCK_DGRAM, S.port, &S.udp_port_bound);
-	if (S.udp_fd < 0) {
-		fprintf(stderr, "%s: UDP port %lu (--port): %s\n", prog, S.port, strerror(errno));
-		goto out;
+	if (S.udp_on) {
+		S.udp_fd = open_socket(SOCK_DGRAM, S.port, &S.udp_port_bound);
+		if (S.udp_fd < 0) {
+			fprintf(stderr, "%s: UDP port %lu (--port) on %s: %s\n", prog, S.port,
+				S.listen.text, strerror(errno));
+			goto out;
+		}
 	}
 	if (S.resp_port) {
 		S.tcp_fd = open_socket(SOCK_STREAM, S.resp_port, &S.resp_port_bound);
 		if (S.tcp_fd < 0) {
-			fprintf(stderr, "%s: TCP port %lu (--resp-port): %s\n", prog, S.resp_port,
-				strerror(errno));
+			fprintf(stderr, "%s: TCP port %lu (--resp-port) on %s: %s\n", prog, S.resp_port,
+				S.listen.text, strerror(errno));
 			goto out;
 		}
 	}
@@ -460,6 +606,9 @@ static void *app_main(void *arg)
 	S.env.enter = kv_enter;
 	S.env.leave = kv_leave;
 	S.env.info = info_extra;
+	S.env.password = S.password;
+	S.env.password_len = S.password ? strlen(S.password) : 0;
+	S.env.maxclients = (int)S.maxclients;
 	if (!S.env.cursors) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		goto out;
@@ -468,7 +617,7 @@ static void *app_main(void *arg)
 	jf_attr_init(&attr);
 	attr.detached = 1;
 	attr.name = "udp-recv";
-	for (unsigned long i = 0; i < S.receivers; i++) {
+	for (unsigned long i = 0; S.udp_fd >= 0 && i < S.receivers; i++) {
 		jf_waitgroup_add(&S.wg, 1);
 		if (jf_spawn(NULL, &attr, udp_receiver, NULL) != 0) {
 			jf_waitgroup_done(&S.wg);
@@ -513,17 +662,21 @@ wait:
 	jp_slo_report(stderr, prog, "op", op_names, &S.slo, &S.ops);
 	fprintf(stderr,
 		"%s: stopped by %s; udp requests=%llu replies=%llu dropped=%llu errors=%llu "
-		"(get=%llu scan=%llu put=%llu del=%llu ping=%llu spawn_failures=%llu); "
-		"resp connections=%llu requests=%llu replies=%llu dropped=%llu errors=%llu\n",
+		"(get=%llu scan=%llu put=%llu del=%llu ping=%llu spawn_failures=%llu shed=%llu); "
+		"resp connections=%llu requests=%llu replies=%llu dropped=%llu errors=%llu "
+		"(rejected=%llu timeouts=%llu over_memory=%llu auth_failures=%llu noauth=%llu)\n",
 		prog, S.signo == SIGINT ? "SIGINT" : S.signo == SIGTERM ? "SIGTERM" : "an error",
 		(unsigned long long)S.udp.requests, (unsigned long long)S.udp.replies,
 		(unsigned long long)S.udp.dropped, (unsigned long long)S.udp.errors,
 		(unsigned long long)S.udp.ops[JP_GET], (unsigned long long)S.udp.ops[JP_SCAN],
 		(unsigned long long)S.udp.ops[JP_PUT], (unsigned long long)S.udp.ops[JP_DEL],
 		(unsigned long long)S.udp.ops[JP_PING], (unsigned long long)S.spawn_failures,
-		(unsigned long long)S.resp.connections, (unsigned long long)S.resp.requests,
-		(unsigned long long)S.resp.replies, (unsigned long long)S.resp.dropped,
-		(unsigned long long)S.resp.errors);
+		(unsigned long long)S.udp_shed, (unsigned long long)S.resp.connections,
+		(unsigned long long)S.resp.requests, (unsigned long long)S.resp.replies,
+		(unsigned long long)S.resp.dropped, (unsigned long long)S.resp.errors,
+		(unsigned long long)S.resp.rejected, (unsigned long long)S.resp.timeouts,
+		(unsigned long long)S.resp.over_memory, (unsigned long long)S.resp.auth_failures,
+		(unsigned long long)S.resp.noauth);
 out:
 	if (S.tcp_fd >= 0)
 		jf_close(S.tcp_fd);
@@ -541,10 +694,29 @@ out:
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [--port P] [--resp-port P] [--keys N] [--value-size B] [--db PATH]\n"
-		"          [--receivers N] [--udp-mode spawn|inline] [--slo OP=US[,OP=US...]]\n"
+		"usage: %s [--port P] [--resp-port P] [--bind ADDR] [--keys N] [--value-size B]\n"
+		"          [--db PATH] [--receivers N] [--udp-mode spawn|inline] [--slo OP=US,...]\n"
+		"          [--requirepass-file FILE] [--maxclients N] [--timeout S]\n"
+		"          [--maxmemory-clients BYTES] [--max-inflight N] [--no-udp]\n"
+		"          [--protected-mode yes|no]\n"
 		"  --port P          UDP port of the request protocol (default 7100; 0: any free port)\n"
 		"  --resp-port P     TCP port of the Redis protocol (default 6380; 0: disabled)\n"
+		"  --no-udp          no UDP front end (the Redis protocol only)\n"
+		JP_LISTEN_USAGE
+		"  --requirepass-file FILE\n"
+		"                    the Redis protocol's password: the first line of FILE.\n"
+		"                    Clients must AUTH before anything but PING, QUIT, HELLO.\n"
+		"                    Also from $" PASSWORD_ENV "; --requirepass PASS works\n"
+		"                    too but shows the password to anyone running ps\n"
+		"  --maxclients N    Redis-protocol connections open at once (default 1000);\n"
+		"                    more get \"-ERR max number of clients reached\"\n"
+		"  --timeout S       close a connection that completes no command, or takes no\n"
+		"                    byte of its replies, for S seconds (default 300; 0: never)\n"
+		"  --maxmemory-clients BYTES\n"
+		"                    all connections' buffers together (default 256M; K/M/G);\n"
+		"                    a connection that would pass it is closed with an error\n"
+		"  --max-inflight N  UDP requests running at once in spawn mode (default 4096);\n"
+		"                    datagrams past it are dropped (counted as shed)\n"
 		"  --keys N          preload key%%012u for i < N (default 100000)\n"
 		"  --value-size B    bytes per preloaded value (default 64, max %u)\n"
 		"  --db PATH         RocksDB directory, kept (default: a scratch directory in\n"
@@ -559,12 +731,82 @@ static void usage(FILE *f)
 		"                    JIFFY_CENTRAL=mq keeps one queue per op; an op without an\n"
 		"                    SLO gets JIFFY_CENTRAL_SLO_US. Per-op counts at exit\n"
 		"The runtime is configured with JIFFY_* variables (JIFFY_WORKERS, JIFFY_POLICY,\n"
-		"JIFFY_PREEMPT, JIFFY_QUANTUM_US, ...; see include/jiffy/config.h).\n",
+		"JIFFY_PREEMPT, JIFFY_QUANTUM_US, ...; see include/jiffy/config.h).\n"
+		"Security (defaults, limits, what is out of scope): docs/security.md.\n",
 		prog, JP_MAX_VALUE);
+}
+
+/* A password from a flag, a file or the environment: non-empty, one line, <= PASSWORD_MAX. */
+static int set_password(const char *p, size_t n, const char *from)
+{
+	if (S.password) {
+		fprintf(stderr, "%s: a password is given twice (%s and an earlier source); give one of "
+				"--requirepass-file, --requirepass or $%s\n", prog, from, PASSWORD_ENV);
+		return -1;
+	}
+	if (n == 0 || n > PASSWORD_MAX || memchr(p, '\n', n) || memchr(p, '\r', n) ||
+	    memchr(p, '\0', n)) {
+		fprintf(stderr, "%s: the password from %s must be 1 to %d bytes on one line\n", prog,
+			from, PASSWORD_MAX);
+		return -1;
+	}
+	S.password = strndup(p, n);
+	return S.password ? 0 : -1;
+}
+
+static int password_file(const char *path)
+{
+	char buf[PASSWORD_MAX + 2];
+	struct stat st;
+	FILE *f = path && *path ? fopen(path, "r") : NULL;
+	if (!f) {
+		fprintf(stderr, "%s: --requirepass-file '%s': %s\n", prog, path ? path : "",
+			path && *path ? strerror(errno) : "needs a file name");
+		return -1;
+	}
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+		fprintf(stderr, "%s: warning: the password file %s can be read by other users "
+				"(chmod 600 it)\n", prog, path);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	int rd_err = ferror(f);
+	fclose(f);
+	if (rd_err) {
+		fprintf(stderr, "%s: --requirepass-file '%s': read error\n", prog, path);
+		return -1;
+	}
+	buf[n] = '\0';
+	size_t line = strcspn(buf, "\r\n"); /* the first line; a trailing newline is not part */
+	if (line == n && n == sizeof(buf) - 1) {
+		fprintf(stderr, "%s: --requirepass-file '%s': the first line is over %d bytes\n",
+			prog, path, PASSWORD_MAX);
+		return -1;
+	}
+	return set_password(buf, line, "--requirepass-file");
+}
+
+/* Make room for --maxclients descriptors (raise the soft limit; or lower maxclients, saying so). */
+static void fit_maxclients(void)
+{
+	struct rlimit rl;
+	const rlim_t reserve = 64; /* sockets, RocksDB files, the signalfd, the netpoller */
+	rlim_t want = (rlim_t)S.maxclients + reserve;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+		return;
+	rlim_t cur = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		cur = rl.rlim_cur;
+	if (cur < want) {
+		unsigned long fit = cur > reserve + 1 ? (unsigned long)(cur - reserve) : 1;
+		fprintf(stderr, "%s: warning: --maxclients %lu lowered to %lu: the open-files limit "
+				"is %llu (ulimit -n)\n", prog, S.maxclients, fit, (unsigned long long)cur);
+		S.maxclients = fit;
+	}
 }
 
 int main(int argc, char **argv)
 {
+	jp_listen_default(&S.listen);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int bad = 0;
@@ -593,6 +835,31 @@ int main(int argc, char **argv)
 			}
 		} else if (strcmp(a, "--slo") == 0) {
 			bad = jp_slo_flag(prog, a, v, op_names, &S.slo);
+		} else if (strcmp(a, "--bind") == 0) {
+			bad = jp_bind_flag(prog, a, v, &S.listen);
+		} else if (strcmp(a, "--protected-mode") == 0) {
+			bad = jp_protected_flag(prog, a, v, &S.listen);
+		} else if (strcmp(a, "--requirepass-file") == 0) {
+			bad = password_file(v);
+		} else if (strcmp(a, "--requirepass") == 0) {
+			bad = v ? set_password(v, strlen(v), a) : -1;
+			if (v && !bad)
+				fprintf(stderr, "%s: warning: --requirepass shows the password to anyone "
+						"who can run ps; prefer --requirepass-file or $%s\n",
+					prog, PASSWORD_ENV);
+			else if (!v)
+				fprintf(stderr, "%s: --requirepass needs a value\n", prog);
+		} else if (strcmp(a, "--maxclients") == 0) {
+			bad = jp_flag_uint(prog, a, v, 1, 1000000, &S.maxclients);
+		} else if (strcmp(a, "--timeout") == 0) {
+			bad = jp_flag_uint(prog, a, v, 0, 31536000, &S.timeout_s);
+		} else if (strcmp(a, "--max-inflight") == 0) {
+			bad = jp_flag_uint(prog, a, v, 1, 1000000, &S.max_inflight);
+		} else if (strcmp(a, "--maxmemory-clients") == 0) {
+			bad = jp_flag_bytes(prog, a, v, 1ull << 20, 1ull << 40, &S.maxmem);
+		} else if (strcmp(a, "--no-udp") == 0) {
+			S.udp_on = 0;
+			continue; /* takes no value */
 		} else if (strcmp(a, "--db") == 0) {
 			if (!v || !*v) {
 				fprintf(stderr, "%s: --db needs a path\n", prog);
@@ -608,6 +875,27 @@ int main(int argc, char **argv)
 			return 2;
 		i++;
 	}
+
+	const char *envpw = getenv(PASSWORD_ENV);
+	if (envpw && !S.password && set_password(envpw, strlen(envpw), "$" PASSWORD_ENV) != 0)
+		return 2;
+	unsetenv(PASSWORD_ENV); /* not inherited by anything this process might start */
+	if (!S.udp_on && !S.resp_port) {
+		fprintf(stderr, "%s: --no-udp with --resp-port 0 leaves nothing to serve\n", prog);
+		return 2;
+	}
+	char open[256] = "";
+	if (S.udp_on)
+		snprintf(open, sizeof(open), "the UDP request protocol (--port: GET, PUT, DEL and "
+					     "SCAN of every key; --no-udp turns it off)");
+	if (S.resp_port && !S.password)
+		snprintf(open + strlen(open), sizeof(open) - strlen(open),
+			 "%sthe Redis protocol without a password (--requirepass-file)",
+			 S.udp_on ? " and " : "");
+	if (jp_listen_check(stderr, prog, &S.listen, open[0] ? open : NULL) != 0)
+		return 2;
+	if (S.resp_port)
+		fit_maxclients();
 
 	/* Blocked before any thread exists: workers and RocksDB's threads inherit the mask, so the
 	 * signals stay pending for the signalfd. SIGPIPE: a client closing mid-reply is an EPIPE. */

@@ -1,15 +1,19 @@
 /*
  * apps/kv/kvproto.c - one UDP request in, one reply out (see kvproto.h, docs/protocol.md).
  *
- * Owns: the mapping of malformed input onto "drop" or an error status. Dropped: shorter than the
- * header, wrong magic, longer than JP_MAX_DGRAM. Replied BAD_REQUEST: wrong version, lengths that
- * do not add up to the datagram, a value on an op other than PUT, non-zero flags. TOO_LARGE: key
- * or value over the limits, or a stored value too big for one reply (GET: result = its length).
- * UNSUPPORTED: SPIN (this is not the synthetic server) and unknown ops.
+ * Owns: the mapping of malformed input onto "drop" or an error status, and the limits that keep
+ * a datagram cheap (docs/security.md). Dropped: shorter than the header, wrong magic, longer than
+ * JP_MAX_DGRAM. Replied BAD_REQUEST: wrong version, lengths that do not add up to the datagram,
+ * a value on an op other than PUT (unless flagged JP_F_PAD: padding), padding on a PUT, unknown
+ * flags. TOO_LARGE: key or value over the limits; a stored value too big for one reply, or whose
+ * reply would be more than JP_MAX_AMPLIFICATION times the request (GET: result = its length); a
+ * SCAN of more than KVPROTO_MAX_SCAN keys (result = the cap). UNSUPPORTED: SPIN (this is not the
+ * synthetic server) and unknown ops.
  */
 #define _GNU_SOURCE
 #include "kvproto.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,13 +60,17 @@ size_t kvproto_handle(struct kvstore *kv, const void *req, size_t len, void *rep
 
 	const char *key = (const char *)req + sizeof(q);
 	const char *val = key + q.key_len;
-	if (q.version != JP_VERSION || q.flags != 0) {
+	bool pad = q.flags & JP_F_PAD;
+	if (q.version != JP_VERSION || (q.flags & ~JP_F_PAD) || (pad && q.op == JP_PUT)) {
 		r.status = JP_BAD_REQUEST;
 	} else if (q.key_len > JP_MAX_KEY || q.val_len > JP_MAX_VALUE) {
 		r.status = JP_TOO_LARGE;
 	} else if (sizeof(q) + (size_t)q.key_len + (size_t)q.val_len != len ||
-		   (q.val_len != 0 && q.op != JP_PUT)) {
+		   (q.val_len != 0 && q.op != JP_PUT && !pad)) {
 		r.status = JP_BAD_REQUEST;
+	} else if (q.op == JP_SCAN && q.arg > KVPROTO_MAX_SCAN) {
+		r.status = JP_TOO_LARGE;
+		r.result = KVPROTO_MAX_SCAN;
 	} else {
 		switch (q.op) {
 		case JP_PING:
@@ -76,7 +84,8 @@ size_t kvproto_handle(struct kvstore *kv, const void *req, size_t len, void *rep
 				r.status = JP_NOT_FOUND;
 			} else {
 				r.result = g.vlen;
-				if (g.vlen > JP_MAX_VALUE)
+				if (g.vlen > JP_MAX_VALUE ||
+				    sizeof(r) + g.vlen > JP_MAX_AMPLIFICATION * len)
 					r.status = JP_TOO_LARGE;
 				else
 					r.payload_len = (uint32_t)g.vlen;

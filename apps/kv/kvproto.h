@@ -18,6 +18,9 @@ struct kvstore;
 
 /* Receive into a buffer of KVPROTO_RECV_BUF bytes: a datagram that fills it is over the limit. */
 #define KVPROTO_RECV_BUF (JP_MAX_DGRAM + 1)
+/* The most keys one SCAN datagram may visit (more: TOO_LARGE, result = this), so that no
+ * datagram buys more than a few milliseconds of CPU; RESP's SCAN COUNT has the same cap. */
+#define KVPROTO_MAX_SCAN 10000u
 /* The largest reply: header + a GET value. */
 #define KVPROTO_REPLY_MAX (sizeof(struct jp_resp) + JP_MAX_VALUE)
 

@@ -346,10 +346,23 @@ void resp_out_init(struct resp_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
+void resp_out_init_like(struct resp_out *o, const struct resp_out *like)
+{
+	memset(o, 0, sizeof(*o));
+	o->account = like->account;
+	o->account_ctx = like->account_ctx;
+}
+
 void resp_out_free(struct resp_out *o)
 {
+	if (o->account && o->cap)
+		o->account(o->account_ctx, o->cap, 0);
 	free(o->buf);
+	int (*account)(void *, size_t, size_t) = o->account;
+	void *ctx = o->account_ctx;
 	memset(o, 0, sizeof(*o));
+	o->account = account;
+	o->account_ctx = ctx;
 }
 
 void resp_add_raw(struct resp_out *o, const void *p, size_t n)
@@ -360,8 +373,15 @@ void resp_add_raw(struct resp_out *o, const void *p, size_t n)
 		size_t cap = o->cap ? o->cap : 4096;
 		while (cap - o->len < n)
 			cap *= 2;
+		if (o->account && o->account(o->account_ctx, o->cap, cap) != 0) {
+			o->oom = 1;
+			o->over_limit = 1;
+			return;
+		}
 		char *b = realloc(o->buf, cap);
 		if (!b) {
+			if (o->account)
+				o->account(o->account_ctx, cap, o->cap);
 			o->oom = 1;
 			return;
 		}
@@ -683,11 +703,15 @@ static void cmd_scan(struct resp_env *env, const struct resp_parser *p, struct r
 	}
 	s.want = want;
 	s.pattern = pattern;
-	resp_out_init(&s.body);
+	resp_out_init_like(&s.body, o);
 	int64_t n = kvstore_scan(env->kv, start, start_len, want + 1, scan_visit, &s, &err);
 	if (n < 0) {
 		db_error(env, o, err);
 		goto out;
+	}
+	if (s.body.over_limit) {
+		o->oom = o->over_limit = 1; /* the reply does not fit the client's buffer limit */
+		goto out_err;
 	}
 	if (s.oom || s.body.oom) {
 		resp_add_error(o, "ERR out of memory");
@@ -745,7 +769,7 @@ static void cmd_info(struct resp_env *env, struct resp_out *o)
 {
 	struct resp_out b;
 	struct resp_stats *st = env->stats;
-	resp_out_init(&b);
+	resp_out_init_like(&b, o);
 	info_line(&b, "# Server");
 	info_line(&b, "redis_version:7.0.0");
 	info_line(&b, "server_name:%s", env->server ? env->server : "jiffy-kv");
@@ -758,6 +782,10 @@ static void cmd_info(struct resp_env *env, struct resp_out *o)
 		info_line(&b, "%s", "");
 		info_line(&b, "# Clients");
 		info_line(&b, "connected_clients:%llu", (unsigned long long)atomic_load(&st->connected));
+		if (env->maxclients)
+			info_line(&b, "maxclients:%d", env->maxclients);
+		info_line(&b, "clients_buffer_bytes:%llu",
+			  (unsigned long long)atomic_load(&st->buffer_bytes));
 		info_line(&b, "%s", "");
 		info_line(&b, "# Stats");
 		info_line(&b, "total_connections_received:%llu",
@@ -768,6 +796,15 @@ static void cmd_info(struct resp_env *env, struct resp_out *o)
 		info_line(&b, "total_error_replies:%llu", (unsigned long long)atomic_load(&st->errors));
 		info_line(&b, "protocol_error_disconnects:%llu",
 			  (unsigned long long)atomic_load(&st->dropped));
+		info_line(&b, "rejected_connections:%llu",
+			  (unsigned long long)atomic_load(&st->rejected));
+		info_line(&b, "timeout_disconnects:%llu",
+			  (unsigned long long)atomic_load(&st->timeouts));
+		info_line(&b, "buffer_limit_disconnects:%llu",
+			  (unsigned long long)atomic_load(&st->over_memory));
+		info_line(&b, "auth_failures:%llu",
+			  (unsigned long long)atomic_load(&st->auth_failures));
+		info_line(&b, "noauth_refusals:%llu", (unsigned long long)atomic_load(&st->noauth));
 	}
 	if (env->info)
 		env->info(env->info_ctx, &b);
@@ -775,7 +812,9 @@ static void cmd_info(struct resp_env *env, struct resp_out *o)
 	info_line(&b, "# Keyspace");
 	info_line(&b, "db0:keys=%llu,expires=0,avg_ttl=0",
 		  (unsigned long long)(env->kv ? kvstore_dbsize(env->kv) : 0));
-	if (b.oom)
+	if (b.over_limit)
+		o->oom = o->over_limit = 1;
+	else if (b.oom)
 		resp_add_error(o, "ERR out of memory");
 	else
 		resp_add_bulk(o, b.buf, b.len);
@@ -784,7 +823,6 @@ static void cmd_info(struct resp_env *env, struct resp_out *o)
 
 static void cmd_config(struct resp_env *env, const struct resp_parser *p, struct resp_out *o)
 {
-	(void)env;
 	if (!is(p, 1, "GET")) {
 		resp_add_error(o, "ERR CONFIG %s is not supported by jiffy-kv (only CONFIG GET)",
 			       is(p, 1, "SET") ? "SET" : "subcommand");
@@ -795,12 +833,14 @@ static void cmd_config(struct resp_env *env, const struct resp_parser *p, struct
 		return;
 	}
 	/* What clients ask for at start-up (redis-benchmark: save, appendonly). */
-	static const char *const known[][2] = {
-		{"save", ""}, {"appendonly", "no"}, {"databases", "1"},
+	char maxclients[16];
+	snprintf(maxclients, sizeof(maxclients), "%d", env->maxclients);
+	const char *const known[][2] = {
+		{"save", ""}, {"appendonly", "no"}, {"databases", "1"}, {"maxclients", maxclients},
 	};
 	struct resp_out b;
 	long n = 0;
-	resp_out_init(&b);
+	resp_out_init_like(&b, o);
 	for (int i = 2; i < p->argc; i++)
 		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
 			if (is(p, i, known[k][0])) {
@@ -821,10 +861,107 @@ struct command {
 static const struct command commands[] = {
 	{"PING", -1},  {"ECHO", 2},    {"GET", 2},     {"SET", -3},    {"DEL", -2},
 	{"EXISTS", -2}, {"SCAN", -2},  {"DBSIZE", 1},  {"INFO", -1},   {"COMMAND", -1},
-	{"CONFIG", -2}, {"QUIT", -1},  {"SELECT", 2},  {"CLIENT", -2},
+	{"CONFIG", -2}, {"QUIT", -1},  {"SELECT", 2},  {"CLIENT", -2}, {"AUTH", -2},
+	{"HELLO", -1},
 };
 
-int resp_exec(struct resp_env *env, const struct resp_parser *p, struct resp_out *o)
+/*
+ * Does @a (@n bytes) equal the password? In time that depends on @n only, not on where the
+ * bytes differ (a wrong length still walks @n bytes, against the password repeated).
+ */
+static int password_ok(const struct resp_env *env, const char *a, size_t n)
+{
+	size_t m = env->password_len ? env->password_len : 1;
+	unsigned char diff = n != env->password_len;
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)(a[i] ^ env->password[i % m]);
+	return diff == 0;
+}
+
+/*
+ * Check the credentials in arguments @u (the user, -1: none) and @pw of @p. Redis has one
+ * user unless ACLs are configured: "default". Return 1 (authenticated), or 0 after the error.
+ */
+static int authenticate(struct resp_env *env, struct resp_client *c, const struct resp_parser *p,
+			int u, int pw, struct resp_out *o)
+{
+	if (!env->password) {
+		resp_add_error(o, "ERR AUTH <password> called without any password configured for "
+				  "the default user. Are you sure your configuration is correct?");
+		return 0;
+	}
+	int ok = password_ok(env, p->argv[pw], p->argl[pw]);
+	if (u >= 0 && !is(p, u, "default"))
+		ok = 0;
+	if (!ok) {
+		if (env->stats)
+			count(&env->stats->auth_failures);
+		resp_add_error(o, "WRONGPASS invalid username-password pair or user is disabled.");
+		return 0;
+	}
+	if (c)
+		c->authed = 1;
+	return 1;
+}
+
+/* HELLO [protover [AUTH username password] [SETNAME clientname]]: RESP2 only. */
+static int cmd_hello(struct resp_env *env, struct resp_client *c, const struct resp_parser *p,
+		     struct resp_out *o)
+{
+	uint64_t proto = 2;
+	int auth_at = -1;
+	if (p->argc >= 2 && (arg_u64(p, 1, &proto) != 0 || proto < 2 || proto > 3)) {
+		resp_add_error(o, "NOPROTO unsupported protocol version");
+		return -1;
+	}
+	for (int i = 2; i < p->argc; i++) {
+		if (is(p, i, "AUTH") && i + 2 < p->argc) {
+			auth_at = i + 1;
+			i += 2;
+		} else if (is(p, i, "SETNAME") && i + 1 < p->argc) {
+			i += 1;
+		} else {
+			resp_add_error(o, "ERR Syntax error in HELLO option");
+			return -1;
+		}
+	}
+	if (proto == 3) {
+		resp_add_error(o, "NOPROTO sorry, this protocol version is not supported "
+				  "(jiffy-kv speaks RESP2)");
+		return -1;
+	}
+	if (auth_at >= 0 && !authenticate(env, c, p, auth_at, auth_at + 1, o))
+		return -1;
+	if (env->password && !(c && c->authed)) {
+		if (env->stats)
+			count(&env->stats->noauth);
+		resp_add_error(o, "NOAUTH HELLO must be called with the client already authenticated, "
+				  "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+				  "authenticate the client and select the RESP protocol version at the "
+				  "same time");
+		return -1;
+	}
+	const char *server = env->server ? env->server : "jiffy-kv";
+	resp_add_array(o, 14);
+	resp_add_bulk(o, "server", 6);
+	resp_add_bulk(o, server, strlen(server));
+	resp_add_bulk(o, "version", 7);
+	resp_add_bulk(o, "7.0.0", 5);
+	resp_add_bulk(o, "proto", 5);
+	resp_add_int(o, 2);
+	resp_add_bulk(o, "id", 2);
+	resp_add_int(o, 0);
+	resp_add_bulk(o, "mode", 4);
+	resp_add_bulk(o, "standalone", 10);
+	resp_add_bulk(o, "role", 4);
+	resp_add_bulk(o, "master", 6);
+	resp_add_bulk(o, "modules", 7);
+	resp_add_array(o, 0);
+	return 0;
+}
+
+int resp_exec(struct resp_env *env, struct resp_client *cl, const struct resp_parser *p,
+	      struct resp_out *o)
 {
 	char shown_buf[64];
 	char *err = NULL;
@@ -852,6 +989,13 @@ int resp_exec(struct resp_env *env, const struct resp_parser *p, struct resp_out
 		for (size_t k = 0; k <= n; k++)
 			lower[k] = (char)tolower((unsigned char)c->name[k]);
 		resp_add_error(o, "ERR wrong number of arguments for '%s' command", lower);
+		goto error;
+	}
+	if (env->password && !(cl && cl->authed) && !is(p, 0, "AUTH") && !is(p, 0, "HELLO") &&
+	    !is(p, 0, "PING") && !is(p, 0, "QUIT")) {
+		if (env->stats)
+			count(&env->stats->noauth);
+		resp_add_error(o, "NOAUTH Authentication required.");
 		goto error;
 	}
 
@@ -926,6 +1070,17 @@ int resp_exec(struct resp_env *env, const struct resp_parser *p, struct resp_out
 			resp_add_error(o, "ERR DB index is out of range (jiffy-kv has only db 0)");
 			goto error;
 		}
+	} else if (is(p, 0, "AUTH")) {
+		if (p->argc > 3) {
+			resp_add_error(o, "ERR syntax error");
+			goto error;
+		}
+		if (!authenticate(env, cl, p, p->argc == 3 ? 1 : -1, p->argc - 1, o))
+			goto error;
+		resp_add_simple(o, "OK");
+	} else if (is(p, 0, "HELLO")) {
+		if (cmd_hello(env, cl, p, o) != 0)
+			goto error;
 	} else if (is(p, 0, "CLIENT")) {
 		if (is(p, 1, "SETNAME") && p->argc == 3) {
 			resp_add_simple(o, "OK"); /* accepted, not kept */

@@ -4,8 +4,14 @@
  * Owns: the incremental request parser (arrays of bulk strings, and inline commands so that
  * redis-cli and telnet work), the reply writer, and the commands jiffy-kv serves on top of
  * kvstore (PING, ECHO, GET, SET, DEL, EXISTS, SCAN, DBSIZE, INFO, COMMAND, CONFIG GET, QUIT,
- * SELECT, CLIENT). A connection loop (jiffy_kv.c) feeds bytes to resp_parse(), runs each
- * complete command with resp_exec() into one output buffer and writes it once.
+ * SELECT, CLIENT, AUTH, HELLO). A connection loop (jiffy_kv.c) feeds bytes to resp_parse(), runs
+ * each complete command with resp_exec() into one output buffer and writes it once.
+ *
+ * Authentication, in Redis's manner (docs/security.md): when resp_env.password is set, a client
+ * that has not sent the right password (AUTH password, AUTH default password, or HELLO's AUTH
+ * option) gets "-NOAUTH Authentication required." for every command but AUTH, HELLO, PING and
+ * QUIT; a wrong password gets "-WRONGPASS ...". The comparison takes the same time whatever
+ * the bytes.
  *
  * Limits (a client over one gets "-ERR Protocol error: ..." and the connection is closed, as
  * Redis does): RESP_MAX_ARGS arguments, RESP_MAX_BULK bytes per argument, RESP_MAX_INLINE bytes
@@ -64,13 +70,23 @@ void resp_parser_free(struct resp_parser *p);
  */
 int resp_parse(struct resp_parser *p, char *buf, size_t len, size_t *consumed);
 
-/* A growable output buffer of replies. */
+/*
+ * A growable output buffer of replies. @account, if set, is asked before the buffer grows
+ * (@from -> @to bytes of capacity) and told when it shrinks or is freed (@to smaller, 0 at free):
+ * it returns -1 to refuse a growth, which marks the buffer over_limit (and oom) instead of
+ * allocating. jiffy-kv uses it to keep every connection's buffers inside --maxmemory-clients.
+ */
 struct resp_out {
 	char *buf;
 	size_t len, cap;
-	int oom; /* an allocation failed: the connection should be closed */
+	int oom;        /* an allocation failed or was refused: the connection should be closed */
+	int over_limit; /* ... and it was refused by @account */
+	int (*account)(void *ctx, size_t from, size_t to);
+	void *account_ctx;
 };
 void resp_out_init(struct resp_out *o);
+/* An empty buffer that grows under the same accounting as @like (for a reply built apart). */
+void resp_out_init_like(struct resp_out *o, const struct resp_out *like);
 void resp_out_free(struct resp_out *o);
 void resp_add_raw(struct resp_out *o, const void *p, size_t n);
 void resp_add_simple(struct resp_out *o, const char *s);  /* +s */
@@ -89,6 +105,17 @@ struct resp_stats {
 	_Atomic uint64_t replies;     /* replies written (a pipelined batch counts each) */
 	_Atomic uint64_t errors;      /* error replies (unknown command, arity, RocksDB...) */
 	_Atomic uint64_t dropped;     /* connections closed on a protocol error */
+	_Atomic uint64_t auth_failures;  /* AUTH/HELLO with a wrong password */
+	_Atomic uint64_t noauth;         /* commands refused with -NOAUTH */
+	_Atomic uint64_t rejected;       /* connections refused: --maxclients, or no buffer memory */
+	_Atomic uint64_t timeouts;       /* connections closed by --timeout (idle, or not reading) */
+	_Atomic uint64_t over_memory;    /* connections closed: their buffers would pass the limit */
+	_Atomic uint64_t buffer_bytes;   /* bytes every connection's buffers hold now */
+};
+
+/* One connection's state across commands. */
+struct resp_client {
+	int authed; /* sent the password (or none is needed) */
 };
 
 struct resp_cursors; /* the SCAN cursor table */
@@ -110,6 +137,9 @@ struct resp_env {
 	void (*leave)(void);
 	void (*info)(void *ctx, struct resp_out *o);
 	void *info_ctx;
+	const char *password; /* NULL: no authentication (then every client is trusted) */
+	size_t password_len;
+	int maxclients;       /* for CONFIG GET maxclients and INFO (0: not reported) */
 };
 
 struct resp_cursors *resp_cursors_create(void);
@@ -117,9 +147,11 @@ void resp_cursors_destroy(struct resp_cursors *c);
 
 enum { RESP_KEEP_OPEN = 0, RESP_CLOSE = 1 };
 /*
- * resp_exec() - run the command in @p (after RESP_COMMAND), appending its reply to @o.
+ * resp_exec() - run the command in @p (after RESP_COMMAND) for client @c (its authentication
+ * state; NULL: a client that never authenticated), appending its reply to @o.
  * Return RESP_CLOSE after QUIT (its +OK is in @o: write it, then close), else RESP_KEEP_OPEN.
  */
-int resp_exec(struct resp_env *env, const struct resp_parser *p, struct resp_out *o);
+int resp_exec(struct resp_env *env, struct resp_client *c, const struct resp_parser *p,
+	      struct resp_out *o);
 
 #endif /* JIFFY_APPS_RESP_H */

@@ -135,6 +135,37 @@ if not quick:
     st, _, _ = call(PUT, b"k", b"v" * 1500)
     if st != TOO_LARGE:
         fail("1500-byte value: status %d" % st)
+    # limits (docs/security.md): no reply more than 3x its request, a bounded SCAN
+    big = b"B" * 1000
+    st, _, _ = call(PUT, b"big-key", big)
+    if st != OK:
+        fail("PUT of a 1000-byte value: status %d" % st)
+    st, res, val = call(GET, b"big-key")
+    if st != TOO_LARGE or res != 1000 or val:
+        fail("GET of a 1000-byte value with a 39-byte request: status %d result %d, %d payload "
+             "bytes (want TOO_LARGE, result 1000, none: no reply over 3x the request)"
+             % (st, res, len(val)))
+    pad = (32 + 1000 + 2) // 3 - 32 - len(b"big-key")  # 3 x request >= reply
+    st, res, val = call(GET, b"big-key", value=b"\0" * pad, flags=1)
+    if st != OK or val != big:
+        fail("padded GET (%d bytes of padding): status %d result %d" % (pad, st, res))
+    st, _, _ = call(GET, b"big-key", value=b"\0" * (pad - 2), flags=1)
+    if st != TOO_LARGE:
+        fail("GET padded 2 bytes short: status %d (want TOO_LARGE)" % st)
+    st, _, _ = call(PUT, b"big-key", big, flags=1)
+    if st != BAD_REQUEST:
+        fail("padding flag on a PUT: status %d (want BAD_REQUEST)" % st)
+    st, _, _ = call(GET, b"big-key", flags=2)
+    if st != BAD_REQUEST:
+        fail("unknown flag 2: status %d (want BAD_REQUEST)" % st)
+    st, _, _ = call(DEL, b"big-key")
+    st, res, _ = call(SCAN, key(0), arg=10000)
+    if st != OK:
+        fail("SCAN of 10000 keys (the cap): status %d" % st)
+    st, res, _ = call(SCAN, key(0), arg=10001)
+    if st != TOO_LARGE or res != 10000:
+        fail("SCAN of 10001 keys: status %d result %d (want TOO_LARGE, result 10000)" % (st, res))
+    print("udp: replies bounded at 3x the request (padding works), SCAN capped at 10000 keys")
     # malformed, dropped
     expect_no_reply(b"\x46\x4a\x01", "a 3-byte datagram")
     expect_no_reply(b"", "an empty datagram")

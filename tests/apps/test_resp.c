@@ -4,7 +4,9 @@
  * with the error each must produce, inline quoting, the commands against a small real store
  * (SCAN cursors walking the whole key space, errors, arity), and a deterministic random-mutation
  * loop (fixed seed, ~100k inputs, fed in random chunks and executed) that must never crash or
- * break the parser's invariants; CI runs it under ASan+UBSan.
+ * break the parser's invariants; CI runs it under ASan+UBSan. Authentication (AUTH, HELLO,
+ * -NOAUTH, -WRONGPASS) and the output-buffer accounting hook (a reply over the limit is refused
+ * and every accounted byte given back).
  *
  * Registered as apps.resp by apps/kv/CMakeLists.txt.
  */
@@ -315,6 +317,7 @@ static void test_pipeline_split(void)
 
 static struct resp_env env;
 static struct resp_stats stats;
+static struct resp_client *client; /* the connection runv() speaks for (NULL: never authed) */
 
 /* Run one command given as an argument vector; return the reply (static buffer, NUL-ended). */
 static const char *runv(int argc, const char *const *argv, int *closed)
@@ -328,7 +331,7 @@ static const char *runv(int argc, const char *const *argv, int *closed)
 	resp_out_init(&o);
 	size_t n = mb(buf, 1 << 16, argc, argv, NULL);
 	CHECK_EQ(resp_parse(&p, buf, n, &used), RESP_COMMAND);
-	int rc = resp_exec(&env, &p, &o);
+	int rc = resp_exec(&env, client, &p, &o);
 	if (closed)
 		*closed = rc == RESP_CLOSE;
 	CHECK(!o.oom);
@@ -571,7 +574,7 @@ static void test_fuzz(void)
 					CHECK(p.argl[a] <= RESP_MAX_BULK);
 				}
 				o.len = 0;
-				if (resp_exec(&env, &p, &o) == RESP_CLOSE)
+				if (resp_exec(&env, NULL, &p, &o) == RESP_CLOSE)
 					stop = 1;
 				CHECK(!o.oom);
 				if (p.argc > 0)
@@ -595,6 +598,109 @@ static void test_fuzz(void)
 	resp_out_free(&o);
 	resp_parser_free(&p);
 	free(in);
+	free(buf);
+}
+
+/* AUTH, HELLO and -NOAUTH in Redis's words (docs/security.md). */
+static void test_auth(void)
+{
+	struct resp_client c = {0};
+	EXPECT(RUN("AUTH", "x"), "-ERR AUTH <password> called without any password configured for "
+				 "the default user. Are you sure your configuration is correct?\r\n");
+	env.password = "s3cret pass";
+	env.password_len = strlen(env.password);
+	client = &c;
+	EXPECT(RUN("GET", "key000000000001"), "-NOAUTH Authentication required.\r\n");
+	EXPECT(RUN("SET", "a", "b"), "-NOAUTH Authentication required.\r\n");
+	EXPECT(RUN("SCAN", "0"), "-NOAUTH Authentication required.\r\n");
+	EXPECT(RUN("INFO"), "-NOAUTH Authentication required.\r\n");
+	EXPECT(RUN("PING"), "+PONG\r\n");
+	EXPECT(RUN("HELLO", "2"),
+	       "-NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+	       "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+	       "select the RESP protocol version at the same time\r\n");
+	EXPECT(RUN("HELLO", "3"),
+	       "-NOPROTO sorry, this protocol version is not supported (jiffy-kv speaks RESP2)\r\n");
+	EXPECT(RUN("HELLO", "9"), "-NOPROTO unsupported protocol version\r\n");
+	uint64_t failures = stats.auth_failures;
+	EXPECT(RUN("AUTH", "s3cret pas"),
+	       "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+	EXPECT(RUN("AUTH", "s3cret passs"),
+	       "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+	EXPECT(RUN("AUTH", "S3cret pass"),
+	       "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+	EXPECT(RUN("AUTH", "admin", "s3cret pass"),
+	       "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+	EXPECT(RUN("AUTH", "a", "b", "c"), "-ERR syntax error\r\n");
+	CHECK_EQ(stats.auth_failures, failures + 4);
+	CHECK_EQ(c.authed, 0);
+	EXPECT(RUN("GET", "key000000000001"), "-NOAUTH Authentication required.\r\n");
+	client = NULL; /* a connection without state never authenticates */
+	EXPECT(RUN("AUTH", "s3cret pass"), "+OK\r\n");
+	EXPECT(RUN("DBSIZE"), "-NOAUTH Authentication required.\r\n");
+	client = &c;
+	EXPECT(RUN("AUTH", "s3cret pass"), "+OK\r\n");
+	CHECK_EQ(c.authed, 1);
+	EXPECT(RUN("GET", "key000000000001"), "$8\r\nkey00000\r\n");
+	struct resp_client c2 = {0};
+	client = &c2;
+	EXPECT(RUN("AUTH", "default", "s3cret pass"), "+OK\r\n");
+	EXPECT(RUN("DBSIZE"), ":1000\r\n");
+	struct resp_client c3 = {0};
+	client = &c3;
+	const char *hello = RUN("HELLO", "2", "AUTH", "default", "s3cret pass", "SETNAME", "x");
+	CHECK(strncmp(hello, "*14\r\n$6\r\nserver\r\n", 17) == 0);
+	CHECK(strstr(hello, "$5\r\nproto\r\n:2\r\n") != NULL);
+	CHECK_EQ(c3.authed, 1);
+	EXPECT(RUN("HELLO", "2", "AUTH", "default"), "-ERR Syntax error in HELLO option\r\n");
+	env.password = NULL;
+	env.password_len = 0;
+	client = NULL;
+}
+
+/* A reply that does not fit the connection's buffer limit marks the output over_limit. */
+static size_t budget_left;
+static int budget(void *ctx, size_t from, size_t to)
+{
+	(void)ctx;
+	if (to <= from) {
+		budget_left += from - to;
+		return 0;
+	}
+	if (to - from > budget_left)
+		return -1;
+	budget_left -= to - from;
+	return 0;
+}
+
+static void test_out_limit(void)
+{
+	char *buf = malloc(1 << 16);
+	struct resp_parser p;
+	struct resp_out o;
+	size_t used;
+	const char *scan[] = {"SCAN", "0", "COUNT", "1000"};
+	CHECK_EQ(resp_parser_init(&p), 0);
+	size_t n = mb(buf, 1 << 16, 4, scan, NULL);
+	CHECK_EQ(resp_parse(&p, buf, n, &used), RESP_COMMAND);
+
+	budget_left = 64 * 1024; /* 1000 keys: ~21 KB, built apart then copied: fits */
+	resp_out_init(&o);
+	o.account = budget;
+	resp_exec(&env, NULL, &p, &o);
+	CHECK(!o.oom && !o.over_limit);
+	CHECK(strncmp(o.buf, "*2\r\n", 4) == 0);
+	resp_out_free(&o);
+	CHECK_EQ(budget_left, 64 * 1024); /* every byte given back */
+
+	budget_left = 16 * 1024; /* too small for the reply */
+	resp_out_init(&o);
+	o.account = budget;
+	resp_exec(&env, NULL, &p, &o);
+	CHECK(o.oom && o.over_limit);
+	resp_out_free(&o);
+	CHECK_EQ(budget_left, 16 * 1024);
+	resp_parser_free(&p);
 	free(buf);
 }
 
@@ -625,6 +731,8 @@ int main(void)
 	env.start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 
 	test_commands();
+	test_auth();
+	test_out_limit();
 	test_fuzz();
 
 	resp_cursors_destroy(env.cursors);
