@@ -282,10 +282,14 @@ static int buf_account(void *ctx, size_t from, size_t to)
 	return 0;
 }
 
-/* A short error to a client being turned away; never blocks (it is best effort). */
+/*
+ * A short error to a client being turned away, then our FIN; never blocks. Best effort: a client
+ * still sending when the socket closes gets a reset, which may overtake the message.
+ */
 static void turn_away(int fd, const char *msg)
 {
 	(void)send(fd, msg, strlen(msg), MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)shutdown(fd, SHUT_WR);
 }
 
 #define MSG_MAXCLIENTS "-ERR max number of clients reached\r\n"
