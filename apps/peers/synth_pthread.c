@@ -6,7 +6,13 @@
  * UNSUPPORTED; malformed headers get BAD_REQUEST or TOO_LARGE; garbage (short, wrong magic,
  * over-long) is dropped and counted (apps/common/synth.c). errors= counts failed sends.
  *
- *   synth-pthread [--port P (7000; 0 = any)] [--threads N (1)] [--be N [--be-policy idle|nice]]
+ *   synth-pthread [--port P (7000; 0 = any)] [--bind ADDR (127.0.0.1)] [--protected-mode yes|no]
+ *                 [--max-spin-us US (1000)] [--threads N (1)] [--be N [--be-policy idle|nice]]
+ *
+ * Safe by default, as jiffy-synth (docs/security.md): it listens on 127.0.0.1; the UDP protocol
+ * has no authentication, so a non-loopback --bind (IPv4 or IPv6, apps/common/listen.c) is
+ * refused unless --protected-mode no, which starts it with a WARNING; a SPIN over --max-spin-us
+ * (1 ms by default) gets TOO_LARGE with the cap as its result.
  *
  * --be N: N best-effort batch threads (apps/common/batch.c) at SCHED_IDLE (--be-policy idle,
  * the default) or nice 19 (nice) compute while the server serves: the Linux side of the LC/BE
@@ -18,6 +24,8 @@
  */
 #define _GNU_SOURCE
 #include "../common/batch.h"
+#include "../common/flags.h"
+#include "../common/listen.h"
 #include "../common/proto.h"
 #include "../common/spin.h"
 #include "../common/synth.h"
@@ -40,34 +48,38 @@
 
 #define MAX_THREADS 1024
 
+static const char *prog = "synth-pthread";
+
+/* What a non-loopback --bind would expose (jp_listen_check). */
+#define OPEN_FRONT_END                                                                             \
+	"the UDP request protocol (SPIN: anyone who can reach it can make the server compute)"
+
 static int sock_fd = -1;
 static atomic_bool stopping;
 static atomic_ulong n_requests; /* well-formed datagrams received */
 static atomic_ulong n_replies;  /* replies sent */
 static atomic_ulong n_dropped;  /* garbage: no reply */
-static atomic_ulong n_errors;   /* replies with a status other than OK, and failed sends */
-static long n_be;               /* --be */
+static atomic_ulong n_errors;   /* failed sends */
+static uint64_t max_spin_ns;    /* --max-spin-us, in ns */
+static unsigned long n_be;      /* --be */
 static int be_nice;             /* --be-policy nice: nice 19 instead of SCHED_IDLE */
 static struct jp_batch batch;
 
-static void usage(const char *argv0)
+static void usage(FILE *f)
 {
-	fprintf(stderr, "usage: %s [--port P] [--threads N] [--be N [--be-policy idle|nice]]\n",
-		argv0);
-	exit(2);
-}
-
-static long parse_long(const char *flag, const char *s, long lo, long hi)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi) {
-		fprintf(stderr, "synth-pthread: %s '%s': expected an integer in [%ld, %ld]\n", flag, s,
-			lo, hi);
-		exit(2);
-	}
-	return v;
+	fprintf(f,
+		"usage: %s [--port P] [--bind ADDR] [--protected-mode yes|no] [--max-spin-us US]\n"
+		"          [--threads N] [--be N [--be-policy idle|nice]]\n"
+		"  --port P          UDP port (default 7000; 0: any free port)\n"
+		JP_LISTEN_USAGE
+		"                    The UDP protocol has no authentication: an address outside\n"
+		"                    127.0.0.0/8 and ::1 needs --protected-mode no\n"
+		JP_SPIN_CAP_USAGE
+		"  --threads N       kernel threads receiving and serving (default 1, max %d)\n"
+		"  --be N            N best-effort batch threads (0..64) compute while the server\n"
+		"                    serves\n"
+		"  --be-policy P     idle: SCHED_IDLE (default); nice: nice 19\n",
+		prog, MAX_THREADS);
 }
 
 static void *worker(void *arg)
@@ -91,7 +103,7 @@ static void *worker(void *arg)
 			break;
 		if (n_be)
 			jp_batch_lc_seen(&batch);
-		if (!jp_synth_serve(buf, (size_t)n, reply, NULL)) {
+		if (!jp_synth_serve(buf, (size_t)n, reply, max_spin_ns, NULL)) {
 			atomic_fetch_add_explicit(&n_dropped, 1, memory_order_relaxed);
 			continue;
 		}
@@ -123,30 +135,51 @@ static void *batch_thread(void *arg)
 
 int main(int argc, char **argv)
 {
-	long port = 7000, nthreads = 1;
+	unsigned long port = 7000, nthreads = 1, max_spin_us = JP_SPIN_CAP_DEFAULT_US;
+	struct jp_listen listen;
 
+	jp_listen_default(&listen);
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--port") && i + 1 < argc)
-			port = parse_long("--port", argv[++i], 0, 65535);
-		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-			nthreads = parse_long("--threads", argv[++i], 1, MAX_THREADS);
-		else if (!strcmp(argv[i], "--be") && i + 1 < argc)
-			n_be = parse_long("--be", argv[++i], 0, 64);
-		else if (!strcmp(argv[i], "--be-policy") && i + 1 < argc) {
-			const char *v = argv[++i];
-			if (!strcmp(v, "idle"))
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int bad = 0;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--port")) {
+			bad = jp_flag_uint(prog, a, v, 0, 65535, &port);
+		} else if (!strcmp(a, "--bind")) {
+			bad = jp_bind_flag(prog, a, v, &listen);
+		} else if (!strcmp(a, "--protected-mode")) {
+			bad = jp_protected_flag(prog, a, v, &listen);
+		} else if (!strcmp(a, "--max-spin-us")) {
+			bad = jp_flag_uint(prog, a, v, 1, JP_SPIN_CAP_MAX_US, &max_spin_us);
+		} else if (!strcmp(a, "--threads")) {
+			bad = jp_flag_uint(prog, a, v, 1, MAX_THREADS, &nthreads);
+		} else if (!strcmp(a, "--be")) {
+			bad = jp_flag_uint(prog, a, v, 0, 64, &n_be);
+		} else if (!strcmp(a, "--be-policy")) {
+			if (v && !strcmp(v, "idle")) {
 				be_nice = 0;
-			else if (!strcmp(v, "nice"))
+			} else if (v && !strcmp(v, "nice")) {
 				be_nice = 1;
-			else {
-				fprintf(stderr, "synth-pthread: --be-policy '%s': expected idle or nice\n",
-					v);
-				exit(2);
+			} else {
+				fprintf(stderr,
+					"%s: invalid value '%s' for --be-policy (idle or nice)\n",
+					prog, v ? v : "");
+				return 2;
 			}
+		} else {
+			fprintf(stderr, "%s: unknown flag '%s'\n", prog, a);
+			usage(stderr);
+			return 2;
 		}
-		else
-			usage(argv[0]);
+		if (bad)
+			return 2;
+		i++;
 	}
+	if (jp_listen_check(stderr, prog, &listen, OPEN_FRONT_END) != 0)
+		return 2;
+	max_spin_ns = (uint64_t)max_spin_us * 1000u;
 
 	/* Workers never see SIGINT/SIGTERM; the main thread waits for them with sigwait. */
 	sigset_t sigs;
@@ -158,7 +191,10 @@ int main(int argc, char **argv)
 	double rate = jp_spin_calibrate();
 	fprintf(stderr, "synth-pthread: spin loop calibrated: %.1f iterations/us\n", rate);
 
-	sock_fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	jp_listen_sockaddr(&listen, (unsigned)port, &sa, &salen);
+	sock_fd = socket(sa.ss_family, SOCK_DGRAM, 0);
 	if (sock_fd < 0) {
 		perror("synth-pthread: socket");
 		return 1;
@@ -167,35 +203,39 @@ int main(int argc, char **argv)
 	setsockopt(sock_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	setsockopt(sock_fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 	setsockopt(sock_fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				  .sin_addr.s_addr = htonl(INADDR_ANY) };
-	if (bind(sock_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		fprintf(stderr, "synth-pthread: bind port %ld: %s\n", port, strerror(errno));
+	if (bind(sock_fd, (struct sockaddr *)&sa, salen) != 0) {
+		fprintf(stderr, "%s: cannot listen on %s UDP port %lu (--bind, --port): %s\n", prog,
+			listen.text, port, strerror(errno));
 		return 1;
 	}
-	socklen_t salen = sizeof(sa);
-	getsockname(sock_fd, (struct sockaddr *)&sa, &salen);
+	salen = sizeof(sa);
+	if (getsockname(sock_fd, (struct sockaddr *)&sa, &salen) != 0) {
+		perror("synth-pthread: getsockname");
+		return 1;
+	}
+	fprintf(stderr, "%s: listening on %s udp=%u; SPIN capped at %lu us (--max-spin-us)\n", prog,
+		listen.text, jp_sockaddr_port(&sa), max_spin_us);
 
-	pthread_t *tids = calloc((size_t)(nthreads + n_be), sizeof(*tids));
+	pthread_t *tids = calloc(nthreads + n_be, sizeof(*tids));
 	if (!tids) {
 		fprintf(stderr, "synth-pthread: out of memory\n");
 		return 1;
 	}
-	for (long i = 0; i < nthreads; i++) {
+	for (unsigned long i = 0; i < nthreads; i++) {
 		int err = pthread_create(&tids[i], NULL, worker, NULL);
 		if (err) {
 			fprintf(stderr, "synth-pthread: pthread_create: %s\n", strerror(err));
 			return 1;
 		}
 	}
-	for (long i = 0; i < n_be; i++) {
+	for (unsigned long i = 0; i < n_be; i++) {
 		int err = pthread_create(&tids[nthreads + i], NULL, batch_thread, NULL);
 		if (err) {
 			fprintf(stderr, "synth-pthread: pthread_create (--be): %s\n", strerror(err));
 			return 1;
 		}
 	}
-	printf("READY synth-pthread udp=%u\n", (unsigned)ntohs(sa.sin_port));
+	printf("READY synth-pthread udp=%u\n", jp_sockaddr_port(&sa));
 	fflush(stdout);
 
 	int sig = 0;
@@ -204,7 +244,7 @@ int main(int argc, char **argv)
 	atomic_store(&stopping, true);
 	jp_batch_stop(&batch);
 	shutdown(sock_fd, SHUT_RDWR); /* wakes the workers blocked in recvfrom */
-	for (long i = 0; i < nthreads + n_be; i++)
+	for (unsigned long i = 0; i < nthreads + n_be; i++)
 		pthread_join(tids[i], NULL);
 	free(tids);
 	close(sock_fd);

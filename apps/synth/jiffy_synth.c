@@ -23,7 +23,14 @@
  * of 20 us (apps/common/batch.c) while the server serves; the statistics line then ends with
  * the batch work done while the load ran (be_work_s, be_window_s, be_share).
  *
- *   jiffy-synth [--port P (7000; 0: any)] [--receivers N (1)] [--udp-mode spawn|inline]
+ * Safe by default (docs/security.md): the socket listens on 127.0.0.1 unless --bind says
+ * otherwise (IPv4 or IPv6, apps/common/listen.c), and since the UDP protocol has no
+ * authentication a non-loopback --bind is refused unless --protected-mode no (then a WARNING
+ * on stderr). A SPIN longer than --max-spin-us (1 ms by default) gets TOO_LARGE with the cap
+ * as its result, so a stranger's datagram cannot hold a worker for long.
+ *
+ *   jiffy-synth [--port P (7000; 0: any)] [--bind ADDR (127.0.0.1)] [--protected-mode yes|no]
+ *               [--max-spin-us US (1000)] [--receivers N (1)] [--udp-mode spawn|inline]
  *               [--slo CLASS=US[,CLASS=US...]] [--breakdown US] [--be N]
  */
 #define _GNU_SOURCE
@@ -45,6 +52,7 @@
 #include "batch.h"
 #include "breakdown.h"
 #include "flags.h"
+#include "listen.h"
 #include "proto.h"
 #include "slo_flag.h"
 #include "spin.h"
@@ -52,10 +60,16 @@
 
 #define POLL_NS (100 * 1000 * 1000ll) /* how often a blocked receiver looks at `stopping` */
 
+/* What a non-loopback --bind would expose (jp_listen_check). */
+#define OPEN_FRONT_END                                                                             \
+	"the UDP request protocol (SPIN: anyone who can reach it can make the server compute)"
+
 static const char *prog = "jiffy-synth";
 
 static struct {
 	unsigned long port, receivers;
+	struct jp_listen listen;   /* --bind, --protected-mode */
+	unsigned long max_spin_us; /* --max-spin-us */
 	int spawn;
 	int fd, sig_fd;
 	unsigned bound;
@@ -66,7 +80,8 @@ static struct {
 	struct jp_type_counts classes; /* well-formed requests per class */
 	unsigned long be;              /* --be: best-effort batch uthreads */
 	struct jp_batch batch;
-} S = {.port = 7000, .receivers = 1, .spawn = 1, .fd = -1, .sig_fd = -1};
+} S = {.port = 7000, .receivers = 1, .max_spin_us = JP_SPIN_CAP_DEFAULT_US, .spawn = 1, .fd = -1,
+       .sig_fd = -1};
 
 #define COUNT(c) atomic_fetch_add_explicit(&S.c, 1, memory_order_relaxed)
 
@@ -108,7 +123,7 @@ static void serve(const uint8_t *in, size_t len, const struct sockaddr *src, soc
 
 	if (bd)
 		bd->started = jp_bd_now();
-	if (!jp_synth_serve(in, len, reply, safepoint)) {
+	if (!jp_synth_serve(in, len, reply, S.max_spin_us * 1000u, safepoint)) {
 		COUNT(dropped);
 		return;
 	}
@@ -206,22 +221,25 @@ static void *receiver(void *arg)
 	return NULL;
 }
 
+/* The UDP socket on --bind (its family: the address's) and --port. */
 static int open_udp(void)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)S.port),
-				.sin_addr.s_addr = htonl(INADDR_ANY)};
-	socklen_t alen = sizeof(a);
+	struct sockaddr_storage a;
+	socklen_t alen;
 	int buf = 4 << 20;
 
-	S.fd = jf_socket(AF_INET, SOCK_DGRAM, 0);
+	jp_listen_sockaddr(&S.listen, (unsigned)S.port, &a, &alen);
+	S.fd = jf_socket(a.ss_family, SOCK_DGRAM, 0);
 	if (S.fd < 0)
 		return -1;
 	(void)setsockopt(S.fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf)); /* best effort */
 	(void)setsockopt(S.fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-	if (jf_bind(S.fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-	    getsockname(S.fd, (struct sockaddr *)&a, &alen) != 0)
+	if (jf_bind(S.fd, (struct sockaddr *)&a, alen) != 0)
 		return -1;
-	S.bound = ntohs(a.sin_port);
+	alen = sizeof(a);
+	if (getsockname(S.fd, (struct sockaddr *)&a, &alen) != 0)
+		return -1;
+	S.bound = jp_sockaddr_port(&a);
 	return 0;
 }
 
@@ -242,9 +260,12 @@ static void *app_main(void *arg)
 		return rc;
 	}
 	if (open_udp() != 0) {
-		fprintf(stderr, "%s: UDP port %lu (--port): %s\n", prog, S.port, strerror(errno));
+		fprintf(stderr, "%s: cannot listen on %s UDP port %lu (--bind, --port): %s\n", prog,
+			S.listen.text, S.port, strerror(errno));
 		return rc;
 	}
+	fprintf(stderr, "%s: listening on %s udp=%u; SPIN capped at %lu us (--max-spin-us)\n", prog,
+		S.listen.text, S.bound, S.max_spin_us);
 	jf_attr_init(&attr);
 	attr.detached = 1;
 	attr.name = "synth-recv";
@@ -302,25 +323,32 @@ static void *app_main(void *arg)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [--port P] [--receivers N] [--udp-mode spawn|inline]\n"
+		"usage: %s [--port P] [--bind ADDR] [--protected-mode yes|no] [--max-spin-us US]\n"
+		"          [--receivers N] [--udp-mode spawn|inline]\n"
 		"          [--slo CLASS=US[,CLASS=US...]] [--breakdown US] [--be N]\n"
-		"  --port P        UDP port (default 7000; 0: any free port)\n"
-		"  --receivers N   uthreads receiving datagrams (default 1)\n"
-		"  --udp-mode M    spawn: one uthread per request (default); inline: the\n"
-		"                  receivers serve requests themselves (run to completion)\n"
+		"  --port P          UDP port (default 7000; 0: any free port)\n"
+		JP_LISTEN_USAGE
+		"                    The UDP protocol has no authentication: an address outside\n"
+		"                    127.0.0.0/8 and ::1 needs --protected-mode no\n"
+		JP_SPIN_CAP_USAGE
+		"  --receivers N     uthreads receiving datagrams (default 1)\n"
+		"  --udp-mode M      spawn: one uthread per request (default); inline: the\n"
+		"                    receivers serve requests themselves (run to completion)\n"
 		"  --slo CLASS=US[,CLASS=US...]\n"
-		"                  the SLO in microseconds (1..10000000) of a request class\n"
-		"                  (the klass byte, 0..255). Each request's handler uthread\n"
-		"                  carries its class in attr.type and the class's SLO in\n"
-		"                  attr.slo_ns: JIFFY_POLICY=central JIFFY_CENTRAL=mq keeps one\n"
-		"                  queue per class; a class without an SLO gets\n"
-		"                  JIFFY_CENTRAL_SLO_US. Per-class counts are printed at exit\n"
-		"  --breakdown US  time each request's stages (kernel arrival, receiver, handler,\n"
-		"                  reply) and print percentiles at exit, split by whether the\n"
-		"                  server was idle for more than US microseconds before it arrived\n"
-		"  --be N          N best-effort batch uthreads (attr.klass 1: lcbe's BE class,\n"
-		"                  0..64) compute while the server serves; the statistics line\n"
-		"                  gives the batch work done while the load ran (be_share: CPUs)\n"
+		"                    the SLO in microseconds (1..10000000) of a request class\n"
+		"                    (the klass byte, 0..255). Each request's handler uthread\n"
+		"                    carries its class in attr.type and the class's SLO in\n"
+		"                    attr.slo_ns: JIFFY_POLICY=central JIFFY_CENTRAL=mq keeps one\n"
+		"                    queue per class; a class without an SLO gets\n"
+		"                    JIFFY_CENTRAL_SLO_US. Per-class counts are printed at exit\n"
+		"  --breakdown US    time each request's stages (kernel arrival, receiver,\n"
+		"                    handler, reply) and print percentiles at exit, split by\n"
+		"                    whether the server was idle for more than US microseconds\n"
+		"                    before it arrived\n"
+		"  --be N            N best-effort batch uthreads (attr.klass 1: lcbe's BE class,\n"
+		"                    0..64) compute while the server serves; the statistics\n"
+		"                    line gives the batch work done while the load ran\n"
+		"                    (be_share: CPUs)\n"
 		"The runtime is configured with JIFFY_* variables (JIFFY_WORKERS, JIFFY_POLICY,\n"
 		"JIFFY_PREEMPT, JIFFY_QUANTUM_US, ...; see include/jiffy/config.h).\n",
 		prog);
@@ -332,6 +360,7 @@ int main(int argc, char **argv)
 	void *ret = NULL;
 	int rc;
 
+	jp_listen_default(&S.listen);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -339,6 +368,15 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--port")) {
 			if (jp_flag_uint(prog, a, v, 0, 65535, &S.port))
+				return 2;
+		} else if (!strcmp(a, "--bind")) {
+			if (jp_bind_flag(prog, a, v, &S.listen))
+				return 2;
+		} else if (!strcmp(a, "--protected-mode")) {
+			if (jp_protected_flag(prog, a, v, &S.listen))
+				return 2;
+		} else if (!strcmp(a, "--max-spin-us")) {
+			if (jp_flag_uint(prog, a, v, 1, JP_SPIN_CAP_MAX_US, &S.max_spin_us))
 				return 2;
 		} else if (!strcmp(a, "--receivers")) {
 			if (jp_flag_uint(prog, a, v, 1, 64, &S.receivers))
@@ -374,6 +412,8 @@ int main(int argc, char **argv)
 		}
 		i++;
 	}
+	if (jp_listen_check(stderr, prog, &S.listen, OPEN_FRONT_END) != 0)
+		return 2;
 	/* Blocked before the workers exist, so they inherit it: the signals wait for the signalfd. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
