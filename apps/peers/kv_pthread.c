@@ -8,7 +8,10 @@
  * kernel wakes one blocked thread per datagram; a long SCAN holds its thread until it is done
  * (no preemption beyond what the kernel scheduler does between threads).
  *
- * Flags: --port (7100), --threads (1), --keys (100000), --value-size (64), --db PATH, --help.
+ * Flags: --port (7100), --bind (127.0.0.1), --protected-mode (yes), --threads (1), --keys (100000),
+ * --value-size (64), --db PATH, --help. The UDP protocol has no authentication, so a non-loopback
+ * --bind (IPv4 or IPv6, apps/common/listen.c) is refused unless --protected-mode no, which starts
+ * the server with a WARNING (docs/security.md); the check runs before the store is opened.
  * Prints "READY kv-pthread udp=<port>"; on SIGINT/SIGTERM prints one stats line to stderr,
  * closes RocksDB and exits 0.
  */
@@ -27,10 +30,16 @@
 #include <unistd.h>
 
 #include "../common/flags.h"
+#include "../common/listen.h"
 #include "../kv/kvproto.h"
 #include "../kv/kvstore.h"
 
 static const char *prog = "kv-pthread";
+
+/* What a non-loopback --bind would expose (jp_listen_check). */
+#define OPEN_FRONT_END                                                                             \
+	"the UDP request protocol (GET, PUT, DEL, SCAN: anyone who can reach it can read "         \
+	"and change the store)"
 
 static struct kvstore *store;
 static int sock = -1;
@@ -40,13 +49,17 @@ static struct kvproto_stats stats;
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [--port P] [--threads N] [--keys N] [--value-size B] [--db PATH]\n"
-		"  --port P        UDP port (default 7100; 0: any free port)\n"
-		"  --threads N     kernel threads receiving and serving (default 1)\n"
-		"  --keys N        preload key%%012u for i < N (default 100000)\n"
-		"  --value-size B  bytes per preloaded value (default 64, max %u)\n"
-		"  --db PATH       RocksDB directory, kept (default: a scratch dir in /dev/shm,\n"
-		"                  removed at exit)\n",
+		"usage: %s [--port P] [--bind ADDR] [--protected-mode yes|no] [--threads N]\n"
+		"          [--keys N] [--value-size B] [--db PATH]\n"
+		"  --port P          UDP port (default 7100; 0: any free port)\n"
+		JP_LISTEN_USAGE
+		"                    The UDP protocol has no authentication: an address outside\n"
+		"                    127.0.0.0/8 and ::1 needs --protected-mode no\n"
+		"  --threads N       kernel threads receiving and serving (default 1)\n"
+		"  --keys N          preload key%%012u for i < N (default 100000)\n"
+		"  --value-size B    bytes per preloaded value (default 64, max %u)\n"
+		"  --db PATH         RocksDB directory, kept (default: a scratch dir in /dev/shm,\n"
+		"                    removed at exit)\n",
 		prog, JP_MAX_VALUE);
 }
 
@@ -85,7 +98,9 @@ int main(int argc, char **argv)
 {
 	unsigned long port = 7100, threads = 1, keys = 100000, vsize = 64;
 	const char *db = NULL;
+	struct jp_listen listen;
 
+	jp_listen_default(&listen);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -95,6 +110,10 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(a, "--port") == 0) {
 			bad = jp_flag_uint(prog, a, v, 0, 65535, &port);
+		} else if (strcmp(a, "--bind") == 0) {
+			bad = jp_bind_flag(prog, a, v, &listen);
+		} else if (strcmp(a, "--protected-mode") == 0) {
+			bad = jp_protected_flag(prog, a, v, &listen);
 		} else if (strcmp(a, "--threads") == 0) {
 			bad = jp_flag_uint(prog, a, v, 1, 1024, &threads);
 		} else if (strcmp(a, "--keys") == 0) {
@@ -116,6 +135,8 @@ int main(int argc, char **argv)
 			return 2;
 		i++;
 	}
+	if (jp_listen_check(stderr, prog, &listen, OPEN_FRONT_END) != 0)
+		return 2;
 
 	/* Every thread, RocksDB's included, inherits this mask: only sigwait() sees the signals. */
 	sigset_t sigs;
@@ -137,16 +158,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				   .sin_addr.s_addr = htonl(INADDR_ANY)};
+	struct sockaddr_storage addr, bound;
+	socklen_t alen, blen = sizeof(bound);
+	jp_listen_sockaddr(&listen, (unsigned)port, &addr, &alen);
+	sock = socket(addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct timeval tv = {.tv_sec = 0, .tv_usec = 100 * 1000}; /* to notice a stop request */
 	int rcvbuf = 4 << 20;
-	socklen_t alen = sizeof(addr);
-	if (sock < 0 || bind(sock, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
+	if (sock < 0 || bind(sock, (struct sockaddr *)&addr, alen) != 0 ||
 	    setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
-	    getsockname(sock, (struct sockaddr *)&addr, &alen) != 0) {
-		fprintf(stderr, "%s: UDP port %lu: %s\n", prog, port, strerror(errno));
+	    getsockname(sock, (struct sockaddr *)&bound, &blen) != 0) {
+		fprintf(stderr, "%s: cannot listen on %s UDP port %lu (--bind, --port): %s\n", prog,
+			listen.text, port, strerror(errno));
 		kvstore_close(store);
 		return 1;
 	}
@@ -158,7 +180,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: cannot start thread %lu\n", prog, i);
 			return 1;
 		}
-	printf("READY kv-pthread udp=%u\n", (unsigned)ntohs(addr.sin_port));
+	fprintf(stderr, "%s: listening on %s udp=%u\n", prog, listen.text,
+		jp_sockaddr_port(&bound));
+	printf("READY kv-pthread udp=%u\n", jp_sockaddr_port(&bound));
 	fflush(stdout);
 
 	int sig = 0;
