@@ -1,6 +1,10 @@
 // go-synth: the Go peer of jiffy-synth. A UDP server speaking docs/protocol.md whose handlers
 // run as one goroutine per request, so Go's scheduler (and its ~10 ms asynchronous preemption)
 // decides who runs when short and long requests compete.
+//
+// Safe by default, as the C servers (docs/security.md): it listens on 127.0.0.1 unless --bind
+// says otherwise, refuses a non-loopback address unless --protected-mode no (listen.go), and a
+// SPIN over --max-spin-us (1 ms by default) gets TOO_LARGE with the cap as its result.
 package main
 
 import (
@@ -11,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 )
@@ -24,9 +29,21 @@ type stats struct {
 
 var st stats
 
+// What a non-loopback --bind would expose (listenConfig.check).
+const openFrontEnd = "the UDP request protocol (SPIN: anyone who can reach it can make the server compute)"
+
+// The --max-spin-us range and default, as apps/common/synth.h.
+const (
+	spinCapDefaultUs = 1000
+	spinCapMaxUs     = 10_000_000
+)
+
+// maxSpinNs is the SPIN cap (--max-spin-us), set once before the server starts.
+var maxSpinNs uint64 = spinCapDefaultUs * 1000
+
 func serveRequest(conn *net.UDPConn, hdr [headerLen]byte, n int, from netip.AddrPort) {
 	req := decodeRequest(hdr[:])
-	rep := handle(&req, n)
+	rep := handle(&req, n, maxSpinNs)
 	var out [headerLen]byte
 	rep.encode(out[:])
 	if _, err := conn.WriteToUDPAddrPort(out[:], from); err != nil {
@@ -60,8 +77,26 @@ func main() {
 	port := flag.Int("port", 7000, "UDP port to listen on")
 	threads := flag.Int("threads", 1, "GOMAXPROCS: kernel threads running goroutines")
 	readers := flag.Int("readers", 1, "goroutines receiving on the socket")
+	lc := defaultListen()
+	flag.Func("bind", "`ADDR`: the numeric IPv4 or IPv6 address to listen on (default 127.0.0.1:\n"+
+		"loopback only; 0.0.0.0 or :: for every interface). The UDP protocol has no\n"+
+		"authentication: an address outside 127.0.0.0/8 and ::1 needs --protected-mode no",
+		lc.setBind)
+	flag.Func("protected-mode", "`yes|no`: yes (default) refuses to start on a non-loopback address;\n"+
+		"no starts anyway, with a warning (docs/security.md)", lc.setProtected)
+	maxSpinUs := uint64(spinCapDefaultUs)
+	flag.Func("max-spin-us", "`US`: the longest SPIN a datagram may ask for, in microseconds\n"+
+		"(default 1000, max 10000000); longer ones get TOO_LARGE (docs/security.md)", func(v string) error {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n < 1 || n > spinCapMaxUs {
+			return fmt.Errorf("expected an integer in [1, %d]", spinCapMaxUs)
+		}
+		maxSpinUs = n
+		return nil
+	})
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go-synth [--port P] [--threads N] [--readers R]\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go-synth [--port P] [--bind ADDR] "+
+			"[--protected-mode yes|no] [--max-spin-us US] [--threads N] [--readers R]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -73,17 +108,26 @@ func main() {
 		fmt.Fprintln(os.Stderr, "go-synth: --port must be 0..65535, --threads and --readers >= 1")
 		os.Exit(2)
 	}
+	if err := lc.check(os.Stderr, "go-synth", openFrontEnd); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	maxSpinNs = maxSpinUs * 1000
 	runtime.GOMAXPROCS(*threads)
 
 	rate := calibrate()
 	fmt.Fprintf(os.Stderr, "go-synth: spin calibrated: %.1f iterations/us; GOMAXPROCS=%d readers=%d\n",
 		rate*1000, runtime.GOMAXPROCS(0), *readers)
 
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{Port: *port})
+	network, laddr := lc.udpAddr(*port)
+	conn, err := net.ListenUDP(network, laddr)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "go-synth: listen udp %d: %v\n", *port, err)
+		fmt.Fprintf(os.Stderr, "go-synth: cannot listen on %s UDP port %d (--bind, --port): %v\n",
+			lc.text, *port, err)
 		os.Exit(1)
 	}
+	fmt.Fprintf(os.Stderr, "go-synth: listening on %s udp=%d; SPIN capped at %d us (--max-spin-us)\n",
+		lc.text, conn.LocalAddr().(*net.UDPAddr).Port, maxSpinUs)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 

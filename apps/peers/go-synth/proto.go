@@ -129,13 +129,10 @@ func decodeReply(b []byte) reply {
 	}
 }
 
-// maxSpinNs bounds a SPIN request (10 s, as apps/common/synth.c): a larger arg gets BAD_REQUEST rather than pinning a
-// goroutine for hours.
-const maxSpinNs = 10_000_000_000
-
 // handle computes the reply to a datagram of n bytes whose header is req (magic already
-// checked). It runs the SPIN loop when asked.
-func handle(req *request, n int) reply {
+// checked). It runs the SPIN loop when asked. A SPIN over maxSpinNs (--max-spin-us) gets
+// TOO_LARGE with result = maxSpinNs, so the client learns the cap (apps/common/synth.c).
+func handle(req *request, n int, maxSpinNs uint64) reply {
 	rep := reply{Magic: protoMagic, Version: protoVersion, Op: req.Op, Klass: req.Klass, ID: req.ID}
 	switch {
 	case req.Version != protoVersion || n != headerLen+int(req.KeyLen)+int(req.ValLen):
@@ -146,7 +143,8 @@ func handle(req *request, n int) reply {
 		rep.Status = stOK
 	case req.Op == opSpin:
 		if req.Arg > maxSpinNs {
-			rep.Status = stBadRequest
+			rep.Status = stTooLarge
+			rep.Result = maxSpinNs
 			break
 		}
 		spinNs(req.Arg)

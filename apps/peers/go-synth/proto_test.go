@@ -65,6 +65,7 @@ func TestReplyLayout(t *testing.T) {
 func TestHandleStatuses(t *testing.T) {
 	itersPerNs = 1 // no calibration needed: tiny spins
 	base := request{Magic: protoMagic, Version: protoVersion, ID: 42, Klass: 3}
+	const capNs = 1_000_000 // the default --max-spin-us, 1 ms
 	cases := []struct {
 		name   string
 		mod    func(r *request)
@@ -74,7 +75,7 @@ func TestHandleStatuses(t *testing.T) {
 	}{
 		{"ping", func(r *request) { r.Op = opPing }, headerLen, stOK, 0},
 		{"spin", func(r *request) { r.Op = opSpin; r.Arg = 500 }, headerLen, stOK, 500},
-		{"spin too long", func(r *request) { r.Op = opSpin; r.Arg = maxSpinNs + 1 }, headerLen, stBadRequest, 0},
+		{"spin over the cap", func(r *request) { r.Op = opSpin; r.Arg = capNs + 1 }, headerLen, stTooLarge, capNs},
 		{"get", func(r *request) { r.Op = opGet; r.KeyLen = 15 }, headerLen + 15, stUnsupported, 0},
 		{"put", func(r *request) { r.Op = opPut; r.KeyLen = 15; r.ValLen = 100 }, headerLen + 115, stUnsupported, 0},
 		{"del", func(r *request) { r.Op = opDel; r.KeyLen = 15 }, headerLen + 15, stUnsupported, 0},
@@ -88,10 +89,36 @@ func TestHandleStatuses(t *testing.T) {
 	for _, c := range cases {
 		r := base
 		c.mod(&r)
-		rep := handle(&r, c.n)
+		rep := handle(&r, c.n, capNs)
 		if rep.Status != c.status || rep.Result != c.result || rep.ID != 42 || rep.Klass != 3 ||
 			rep.Op != r.Op || rep.Magic != protoMagic || rep.Version != protoVersion {
 			t.Errorf("%s: got %+v, want status %d result %d", c.name, rep, c.status, c.result)
+		}
+	}
+}
+
+// --max-spin-us: a SPIN of exactly the cap runs; one ns more gets TOO_LARGE with the cap as
+// its result, whatever the cap (1 us .. 10 s) and however large the request.
+func TestSpinCap(t *testing.T) {
+	itersPerNs = 1
+	cases := []struct {
+		capNs, arg uint64
+		status     uint8
+		result     uint64
+	}{
+		{1000, 1000, stOK, 1000},
+		{1000, 1001, stTooLarge, 1000},
+		{1000, 0, stOK, 0},
+		{spinCapDefaultUs * 1000, spinCapDefaultUs*1000 + 1, stTooLarge, spinCapDefaultUs * 1000},
+		{spinCapMaxUs * 1000, spinCapMaxUs*1000 + 1, stTooLarge, spinCapMaxUs * 1000},
+		{spinCapMaxUs * 1000, ^uint64(0), stTooLarge, spinCapMaxUs * 1000},
+	}
+	for _, c := range cases {
+		req := request{Magic: protoMagic, Version: protoVersion, Op: opSpin, ID: 7, Arg: c.arg}
+		rep := handle(&req, headerLen, c.capNs)
+		if rep.Status != c.status || rep.Result != c.result {
+			t.Errorf("cap %d ns, SPIN %d ns: got status %d result %d, want %d %d",
+				c.capNs, c.arg, rep.Status, rep.Result, c.status, c.result)
 		}
 	}
 }
