@@ -2,12 +2,17 @@
 //! receiving task and one spawned task per request that computes the SPIN loop itself. Tokio
 //! never preempts a task, so a long request holds its worker thread until it is done: the
 //! behaviour this peer exists to show next to Jiffy and Go.
+//!
+//! Safe by default, as the C servers (docs/security.md): it listens on 127.0.0.1 unless --bind
+//! says otherwise, refuses a non-loopback address unless --protected-mode no (listen.rs), and a
+//! SPIN over --max-spin-us (1 ms by default) gets TOO_LARGE with the cap as its result.
 
+mod listen;
 mod proto;
 mod spin;
 
 use std::io::Write;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -26,16 +31,40 @@ struct Stats {
 struct Opts {
     port: u16,
     threads: usize,
+    listen: listen::Listen,
+    max_spin_us: u64,
 }
 
-const USAGE: &str = "usage: tokio-synth [--port P] [--threads N]\n  \
-    --port P     UDP port (default 7000; 0 picks a free one, printed on the READY line)\n  \
-    --threads N  1: current_thread runtime (default); N > 1: multi-thread runtime, N workers";
+/// What a non-loopback --bind would expose (listen::Listen::check).
+const OPEN_FRONT_END: &str =
+    "the UDP request protocol (SPIN: anyone who can reach it can make the server compute)";
+
+/// The --max-spin-us range and default, as apps/common/synth.h.
+const SPIN_CAP_DEFAULT_US: u64 = 1000;
+const SPIN_CAP_MAX_US: u64 = 10_000_000;
+
+const USAGE: &str = "usage: tokio-synth [--port P] [--bind ADDR] [--protected-mode yes|no] \
+    [--max-spin-us US] [--threads N]\n  \
+    --port P          UDP port (default 7000; 0 picks a free one, printed on the READY line)\n  \
+    --bind ADDR       listen on this IPv4 or IPv6 address (default 127.0.0.1:\n                    \
+    loopback only; 0.0.0.0 or :: for every interface)\n  \
+    --protected-mode yes|no\n                    \
+    yes (default): refuse to start on a non-loopback address while\n                    \
+    a front end there has no authentication; no: start anyway,\n                    \
+    with a warning (docs/security.md)\n                    \
+    The UDP protocol has no authentication: an address outside\n                    \
+    127.0.0.0/8 and ::1 needs --protected-mode no\n  \
+    --max-spin-us US  the longest SPIN a datagram may ask for (default 1000, max\n                    \
+    10000000); longer ones get TOO_LARGE (docs/security.md)\n  \
+    --threads N       1: current_thread runtime (default); N > 1: multi-thread runtime,\n                    \
+    N workers";
 
 fn parse_args() -> Result<Option<Opts>, String> {
     let mut o = Opts {
         port: 7000,
         threads: 1,
+        listen: listen::Listen::default(),
+        max_spin_us: SPIN_CAP_DEFAULT_US,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -57,6 +86,30 @@ fn parse_args() -> Result<Option<Opts>, String> {
                     .parse()
                     .map_err(|_| format!("--port: not a port number: {v:?}"))?;
             }
+            "--bind" | "-bind" => {
+                let v = value("--bind")?;
+                o.listen
+                    .set_bind(&v)
+                    .map_err(|e| format!("invalid value '{v}' for --bind: {e}"))?;
+            }
+            "--protected-mode" | "-protected-mode" => {
+                let v = value("--protected-mode")?;
+                o.listen
+                    .set_protected(&v)
+                    .map_err(|e| format!("invalid value '{v}' for --protected-mode ({e})"))?;
+            }
+            "--max-spin-us" | "-max-spin-us" => {
+                let v = value("--max-spin-us")?;
+                o.max_spin_us = match v.parse::<u64>() {
+                    Ok(n) if (1..=SPIN_CAP_MAX_US).contains(&n) => n,
+                    _ => {
+                        return Err(format!(
+                            "invalid value '{v}' for --max-spin-us (expected an integer in \
+                             [1, {SPIN_CAP_MAX_US}])"
+                        ))
+                    }
+                };
+            }
             "--threads" | "-threads" => {
                 let v = value("--threads")?;
                 o.threads = match v.parse::<usize>() {
@@ -76,9 +129,10 @@ async fn serve(
     hdr: [u8; proto::HEADER_LEN],
     n: usize,
     from: SocketAddr,
+    max_spin_ns: u64,
 ) {
     let req = proto::Request::decode(&hdr);
-    let rep = proto::handle(&req, n); // SPIN computes right here, inside the task
+    let rep = proto::handle(&req, n, max_spin_ns); // SPIN computes right here, inside the task
     match sock.send_to(&rep.encode(), from).await {
         Ok(_) => st.replies.fetch_add(1, Relaxed),
         Err(_) => st.errors.fetch_add(1, Relaxed),
@@ -86,7 +140,7 @@ async fn serve(
 }
 
 /// Receives datagrams, drops the malformed ones and spawns one task per request.
-async fn receiver(sock: Arc<UdpSocket>, st: Arc<Stats>) {
+async fn receiver(sock: Arc<UdpSocket>, st: Arc<Stats>, max_spin_ns: u64) {
     let mut buf = vec![0u8; proto::MAX_DGRAM + 1]; // a datagram that fills it is over the limit
     loop {
         let (n, from) = match sock.recv_from(&mut buf).await {
@@ -103,19 +157,28 @@ async fn receiver(sock: Arc<UdpSocket>, st: Arc<Stats>) {
         st.requests.fetch_add(1, Relaxed);
         let mut hdr = [0u8; proto::HEADER_LEN]; // the synthetic server needs only the header
         hdr.copy_from_slice(&buf[..proto::HEADER_LEN]);
-        tokio::spawn(serve(sock.clone(), st.clone(), hdr, n, from));
+        tokio::spawn(serve(sock.clone(), st.clone(), hdr, n, from, max_spin_ns));
     }
 }
 
 async fn run(o: Opts) -> Result<(), String> {
-    let sock = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, o.port))
+    let sock = UdpSocket::bind(o.listen.socket_addr(o.port))
         .await
-        .map_err(|e| format!("bind udp {}: {e}", o.port))?;
+        .map_err(|e| {
+            format!(
+                "cannot listen on {} UDP port {} (--bind, --port): {e}",
+                o.listen.text, o.port
+            )
+        })?;
     let port = sock.local_addr().map_err(|e| e.to_string())?.port();
+    eprintln!(
+        "tokio-synth: listening on {} udp={port}; SPIN capped at {} us (--max-spin-us)",
+        o.listen.text, o.max_spin_us
+    );
     let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
     let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
     let st = Arc::new(Stats::default());
-    tokio::spawn(receiver(Arc::new(sock), st.clone()));
+    tokio::spawn(receiver(Arc::new(sock), st.clone(), o.max_spin_us * 1000));
 
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "READY tokio-synth udp={port}");
@@ -148,6 +211,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    match o.listen.check("tokio-synth", OPEN_FRONT_END) {
+        Ok(None) => {}
+        Ok(Some(warning)) => eprintln!("{warning}"),
+        Err(refusal) => {
+            eprintln!("{refusal}");
+            return ExitCode::from(2);
+        }
+    }
     let rate = spin::calibrate();
     let mut b = if o.threads == 1 {
         tokio::runtime::Builder::new_current_thread()

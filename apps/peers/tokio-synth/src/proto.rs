@@ -13,8 +13,6 @@ pub const HEADER_LEN: usize = 32;
 pub const MAX_DGRAM: usize = 2048;
 pub const MAX_KEY: usize = 256;
 pub const MAX_VALUE: usize = 1400;
-/// A SPIN beyond 10 s gets BAD_REQUEST instead of pinning a task for hours.
-pub const MAX_SPIN_NS: u64 = 10_000_000_000;
 
 pub const OP_PING: u8 = 0;
 pub const OP_SPIN: u8 = 1;
@@ -142,8 +140,9 @@ pub fn malformed(dgram: &[u8]) -> bool {
 }
 
 /// The reply to a datagram of `n` bytes with header `req` (magic already checked); runs the
-/// SPIN loop when asked, on the calling thread.
-pub fn handle(req: &Request, n: usize) -> Reply {
+/// SPIN loop when asked, on the calling thread. A SPIN over `max_spin_ns` (--max-spin-us) gets
+/// TOO_LARGE with result = `max_spin_ns`, so the client learns the cap (apps/common/synth.c).
+pub fn handle(req: &Request, n: usize, max_spin_ns: u64) -> Reply {
     let mut rep = Reply {
         magic: MAGIC,
         version: VERSION,
@@ -161,7 +160,10 @@ pub fn handle(req: &Request, n: usize) -> Reply {
     } else {
         match req.op {
             OP_PING => ST_OK,
-            OP_SPIN if req.arg > MAX_SPIN_NS => ST_BAD_REQUEST,
+            OP_SPIN if req.arg > max_spin_ns => {
+                rep.result = max_spin_ns;
+                ST_TOO_LARGE
+            }
             OP_SPIN => {
                 spin::spin_ns(req.arg);
                 rep.result = req.arg;
@@ -260,6 +262,39 @@ mod tests {
         assert!(!malformed(&big[..MAX_DGRAM]));
     }
 
+    /// The default --max-spin-us, 1 ms.
+    const CAP_NS: u64 = 1_000_000;
+
+    // --max-spin-us: a SPIN of exactly the cap runs; one ns more gets TOO_LARGE with the cap as
+    // its result, whatever the cap (1 us .. 10 s) and however large the request.
+    #[test]
+    fn spin_cap() {
+        spin::set_rate(1.0);
+        for (cap, arg, status, result) in [
+            (1000, 1000, ST_OK, 1000),
+            (1000, 1001, ST_TOO_LARGE, 1000),
+            (1000, 0, ST_OK, 0),
+            (CAP_NS, CAP_NS + 1, ST_TOO_LARGE, CAP_NS),
+            (10_000_000_000, 10_000_000_001, ST_TOO_LARGE, 10_000_000_000),
+            (10_000_000_000, u64::MAX, ST_TOO_LARGE, 10_000_000_000),
+        ] {
+            let req = Request {
+                magic: MAGIC,
+                version: VERSION,
+                op: OP_SPIN,
+                id: 7,
+                arg,
+                ..Default::default()
+            };
+            let rep = handle(&req, HEADER_LEN, cap);
+            assert_eq!(
+                (rep.status, rep.result),
+                (status, result),
+                "cap {cap} SPIN {arg}"
+            );
+        }
+    }
+
     #[test]
     fn statuses() {
         spin::set_rate(1.0); // tiny spins; no calibration needed
@@ -281,11 +316,11 @@ mod tests {
             ("ping", k(OP_PING, 0, 0, 0), 32, ST_OK, 0),
             ("spin", k(OP_SPIN, 0, 0, 500), 32, ST_OK, 500),
             (
-                "spin too long",
-                k(OP_SPIN, 0, 0, MAX_SPIN_NS + 1),
+                "spin over the cap",
+                k(OP_SPIN, 0, 0, CAP_NS + 1),
                 32,
-                ST_BAD_REQUEST,
-                0,
+                ST_TOO_LARGE,
+                CAP_NS,
             ),
             ("get", k(OP_GET, 15, 0, 0), 47, ST_UNSUPPORTED, 0),
             ("put", k(OP_PUT, 15, 100, 0), 147, ST_UNSUPPORTED, 0),
@@ -316,7 +351,7 @@ mod tests {
             ),
         ];
         for (name, req, n, status, result) in cases {
-            let rep = handle(req, *n);
+            let rep = handle(req, *n, CAP_NS);
             assert_eq!((rep.status, rep.result), (*status, *result), "{name}");
             assert_eq!(
                 (rep.magic, rep.version, rep.op, rep.klass, rep.id),
