@@ -3,10 +3,17 @@
 # preemption mechanisms) and its peers on pthreads, Go and Tokio, which must all answer alike.
 #   usage: test_peers.sh [JIFFY_SYNTH_BINARY SYNTH_PTHREAD_BINARY]
 # Builds the Go and Tokio peers (scripts/build-peers.sh), then for each server: starts it on a
-# free port, waits for its READY line, checks PING, SPIN, the ops it does not serve, bad
-# lengths, over-limit keys and malformed datagrams with tests/apps/udp_client.py, sends SIGTERM
-# and checks it exits 0 after printing its statistics line. Prints the PING round trips.
-# ~5 s once built (a first, cold Cargo build of tokio adds ~15-60 s). Exit 0 when all passed.
+# free port, waits for its READY line, checks that it listens on 127.0.0.1 only (the default:
+# /proc/net/udp, nothing in /proc/net/udp6), checks PING, SPIN (up to the default 1 ms cap, and
+# TOO_LARGE with the cap as result beyond it), the ops it does not serve, bad lengths, over-limit
+# keys and malformed datagrams with tests/apps/udp_client.py, sends SIGTERM and checks it exits
+# 0 after printing its statistics line. Prints the PING round trips.
+# Then, for each of the four servers, where it listens and whether it may (docs/security.md):
+# --bind 0.0.0.0 and --bind :: are refused (exit 2, the message says how to override) while
+# --protected-mode is yes; with --protected-mode no it starts, warns and serves; --bind ::1 and
+# [::1] serve over IPv6 (the test fails, loudly, if ::1 is missing); --max-spin-us 5000 lets a
+# 2 ms SPIN through; bad values of the three flags exit 2 naming the flag and the value.
+# ~20 s once built (a first, cold Cargo build of tokio adds ~15-60 s). Exit 0 when all passed.
 set -euo pipefail
 
 JP_TEST=test_peers
@@ -23,6 +30,52 @@ free_port() {
 	"$py" -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# The kernel's view of a UDP socket on a port: bound_to <udp|udp6> <address hex> <port>, as
+# /proc/net/udp{,6} write them (127.0.0.1 is 0100007F, ::1 00000000000000000000000001000000).
+bound_to() {
+	local hex
+	hex=$(printf '%04X' "$3")
+	awk -v a="$2:$hex" '$2 == a { found = 1 } END { exit !found }' "/proc/net/$1"
+}
+# listens_on_port <udp|udp6> <port>: any socket of that family on the port.
+listens_on_port() {
+	local hex
+	hex=$(printf '%04X' "$2")
+	awk -v p=":$hex" 'substr($2, length($2) - 4) == p { found = 1 } END { exit !found }' "/proc/net/$1"
+}
+LO4=0100007F
+LO6=00000000000000000000000001000000
+ANY4=00000000
+
+# start_server <name> <binary> <args...>: starts it (with SERVER_ENV) on a free port ($port),
+# its stdout and stderr in $tmp/out and $tmp/err, and waits for its READY line; $pid is its pid.
+start_server() {
+	local name=$1 bin=$2 i
+	shift 2
+	port=$(free_port)
+	: >"$tmp/out"
+	: >"$tmp/err"
+	env "${SERVER_ENV[@]}" "$bin" --port "$port" "$@" >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^READY' "$tmp/out" && break
+		kill -0 "$pid" 2>/dev/null || fail "$name $* exited before READY"
+		sleep 0.1
+	done
+	grep -qx "READY $name udp=$port" "$tmp/out" ||
+		fail "$name $*: no 'READY $name udp=$port' line within 10 s"
+}
+
+# expect_stats <name> <what> <requests>: the statistics line after stop_server.
+expect_stats() {
+	local stats
+	stats=$(grep -E "^$1: requests=[0-9]+ replies=[0-9]+ dropped=[0-9]+ errors=[0-9]+$" "$tmp/err") ||
+		fail "$1 $2: no statistics line on stderr"
+	[[ $stats == "$1: requests=$3 replies=$3 dropped=${4:-0} errors=0" ]] ||
+		fail "$1 $2: unexpected statistics: $stats"
+	echo "$stats"
+}
+
 # Bad flags: a clear message and a non-zero exit.
 for bin in "$go_bin" "$tokio_bin"; do
 	for bad in "--no-such-flag" "--threads 0" "--port notaport"; do
@@ -35,22 +88,12 @@ for bin in "$go_bin" "$tokio_bin"; do
 done
 
 check_server() { # check_server <name> <binary> <args...>
-	local name=$1 bin=$2
+	local name=$1 bin=$2 port
 	shift 2
-	local port
-	port=$(free_port)
-	: >"$tmp/out"
-	: >"$tmp/err"
-	env "${SERVER_ENV[@]}" "$bin" --port "$port" "$@" >"$tmp/out" 2>"$tmp/err" &
-	pid=$!
-	local i
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^READY' "$tmp/out" && break
-		kill -0 "$pid" 2>/dev/null || fail "$name $* exited before READY"
-		sleep 0.1
-	done
-	grep -qx "READY $name udp=$port" "$tmp/out" ||
-		fail "$name $*: no 'READY $name udp=$port' line within 10 s"
+	start_server "$name" "$bin" "$@"
+	# Safe by default: 127.0.0.1 only.
+	bound_to udp "$LO4" "$port" || fail "$name $*: no socket on 127.0.0.1:$port in /proc/net/udp"
+	listens_on_port udp6 "$port" && fail "$name $*: an IPv6 socket on port $port (/proc/net/udp6)"
 
 	local c=("$py" "$client" --port "$port")
 	echo "--- ${SERVER_ENV[*]} $name $*"
@@ -58,8 +101,9 @@ check_server() { # check_server <name> <binary> <args...>
 	"${c[@]}" --op spin --arg 1000 --count 10 --klass 1 --quiet || fail "$name: SPIN 1 us"
 	"${c[@]}" --op spin --arg 200000 --count 5 --klass 2 --quiet || fail "$name: SPIN 200 us"
 	"${c[@]}" --op spin --arg 0 --quiet || fail "$name: SPIN 0"
-	"${c[@]}" --op spin --arg 20000000000 --expect-status bad_request --quiet ||
-		fail "$name: SPIN over the 10 s cap"
+	"${c[@]}" --op spin --arg 1000000 --quiet || fail "$name: SPIN of the 1 ms default cap"
+	"${c[@]}" --op spin --arg 2000000 --expect-status too_large --expect-result 1000000 --quiet ||
+		fail "$name: SPIN of 2 ms, over the default cap: TOO_LARGE with result = the cap in ns"
 	for op in get put del scan; do
 		"${c[@]}" --op "$op" --arg 5 --value-size 10 --expect-status unsupported --quiet ||
 			fail "$name: $op must be UNSUPPORTED"
@@ -69,21 +113,84 @@ check_server() { # check_server <name> <binary> <args...>
 	"${c[@]}" --garbage --quiet || fail "$name: malformed datagrams"
 
 	stop_server "$name $*" TERM 5
-	local stats
-	stats=$(grep -E "^$name: requests=[0-9]+ replies=[0-9]+ dropped=[0-9]+ errors=[0-9]+$" "$tmp/err") ||
-		fail "$name $*: no statistics line on stderr"
-	# 200 + 10 + 5 + 1 + 1 + 4 + 1 + 1 + 1 (the PING after the garbage) requests; 8 garbage.
-	[[ $stats == "$name: requests=224 replies=224 dropped=8 errors=0" ]] ||
-		fail "$name $*: unexpected statistics: $stats"
-	echo "$stats"
+	# 200 PING + 10 + 5 + 1 + 1 + 1 SPIN (the TOO_LARGE one too: a well-formed request, answered)
+	# + 4 KV ops + 1 bad lengths + 1 long key + 1 PING after the garbage = 225 requests, all
+	# answered; the 8 garbage datagrams are dropped. errors counts failed sends: none.
+	expect_stats "$name" "$*" 225 8
 }
 
+# check_listen <name> <binary>: --bind, --protected-mode and --max-spin-us (docs/security.md).
+check_listen() {
+	local name=$1 bin=$2 bad rc c shown port
+	echo "--- ${SERVER_ENV[*]} $name: --bind, --protected-mode, --max-spin-us"
+	# Refused on a non-loopback address while protected mode is on: exit 2 before listening.
+	for bad in 0.0.0.0 :: "[::]" "::ffff:0.0.0.0"; do
+		rc=0
+		env "${SERVER_ENV[@]}" "$bin" --port 0 --bind "$bad" >"$tmp/out" 2>"$tmp/err" || rc=$?
+		((rc == 2)) || fail "$name --bind $bad: exit status $rc, expected 2 (refused)"
+		shown=${bad#[}
+		grep -qF "refusing to listen on ${shown%]}:" "$tmp/err" ||
+			fail "$name --bind $bad: the message does not say what it refuses"
+		grep -qF -- "--protected-mode no" "$tmp/err" ||
+			fail "$name --bind $bad: the message does not say how to override (--protected-mode no)"
+		grep -q READY "$tmp/out" && fail "$name --bind $bad: READY although refused"
+	done
+	# Bad values: exit 2, a message naming the flag and the value.
+	for bad in "--bind notanaddress" "--bind localhost" "--bind 127.0.0.1:80" "--protected-mode maybe" \
+		"--protected-mode" "--max-spin-us 0" "--max-spin-us 10000001" "--max-spin-us 1ms"; do
+		rc=0
+		# shellcheck disable=SC2086
+		env "${SERVER_ENV[@]}" "$bin" --port 0 $bad >"$tmp/out" 2>"$tmp/err" || rc=$?
+		((rc == 2)) || fail "$name $bad: exit status $rc, expected 2"
+		local flag=${bad%% *} value=${bad#* }
+		grep -qF -- "${flag#--}" "$tmp/err" || fail "$name $bad: the message does not name $flag"
+		[[ $value == "$bad" ]] || grep -qE "['\"]$value['\"]" "$tmp/err" ||
+			fail "$name $bad: the message does not quote the value '$value'"
+	done
+
+	# --protected-mode no: starts on 0.0.0.0 with a WARNING, and serves (here over 127.0.0.1).
+	start_server "$name" "$bin" --bind 0.0.0.0 --protected-mode no
+	grep -q "^$name: WARNING: listening on 0.0.0.0 with --protected-mode no" "$tmp/err" ||
+		fail "$name --bind 0.0.0.0 --protected-mode no: no WARNING line on stderr"
+	bound_to udp "$ANY4" "$port" || fail "$name --bind 0.0.0.0: no socket on 0.0.0.0:$port"
+	"$py" "$client" --host 127.0.0.1 --port "$port" --op ping --count 5 --quiet ||
+		fail "$name --bind 0.0.0.0 --protected-mode no: PING over 127.0.0.1"
+	stop_server "$name --bind 0.0.0.0 --protected-mode no" TERM 5
+	expect_stats "$name" "--bind 0.0.0.0 --protected-mode no" 5
+
+	# --bind ::1 (loopback: no --protected-mode needed) and a larger SPIN cap.
+	start_server "$name" "$bin" --bind ::1 --max-spin-us 5000
+	grep -q WARNING "$tmp/err" && fail "$name --bind ::1: a WARNING on a loopback address"
+	bound_to udp6 "$LO6" "$port" || fail "$name --bind ::1: no socket on [::1]:$port in /proc/net/udp6"
+	listens_on_port udp "$port" && fail "$name --bind ::1: an IPv4 socket on port $port"
+	c=("$py" "$client" --host ::1 --port "$port")
+	"${c[@]}" --op ping --count 20 || fail "$name --bind ::1: PING over IPv6"
+	"${c[@]}" --op spin --arg 2000000 --quiet || fail "$name --max-spin-us 5000: a SPIN of 2 ms"
+	"${c[@]}" --op spin --arg 5000001 --expect-status too_large --expect-result 5000000 --quiet ||
+		fail "$name --max-spin-us 5000: a SPIN over 5 ms must get TOO_LARGE, result 5000000"
+	stop_server "$name --bind ::1" TERM 5
+	expect_stats "$name" "--bind ::1" 22
+
+	# The bracket form.
+	start_server "$name" "$bin" --bind "[::1]"
+	bound_to udp6 "$LO6" "$port" || fail "$name --bind [::1]: no socket on [::1]:$port"
+	"$py" "$client" --host "[::1]" --port "$port" --op ping --quiet || fail "$name --bind [::1]: PING"
+	stop_server "$name --bind [::1]" TERM 5
+}
+
+# The IPv6 checks need ::1; a machine without it fails here, loudly, rather than passing them.
+grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null ||
+	fail "the IPv6 loopback address ::1 is not configured (/proc/net/if_inet6): the --bind ::1 checks cannot run"
+
 SERVER_ENV=()
+check_listen go-synth "$go_bin"
+check_listen tokio-synth "$tokio_bin"
 check_server go-synth "$go_bin" --threads 1
 check_server go-synth "$go_bin" --threads 2 --readers 2
 check_server tokio-synth "$tokio_bin" --threads 1
 check_server tokio-synth "$tokio_bin" --threads 2
 if (($# >= 2)); then
+	check_listen synth-pthread "$2"
 	check_server synth-pthread "$2" --threads 1
 	check_server synth-pthread "$2" --threads 4
 	for mech in none timer safepoint hybrid; do
@@ -92,6 +199,9 @@ if (($# >= 2)); then
 	done
 	SERVER_ENV=(JIFFY_WORKERS=1 JIFFY_POLICY=twoq)
 	check_server jiffy-synth "$1" --udp-mode inline
+	SERVER_ENV=(JIFFY_WORKERS=2)
+	check_listen jiffy-synth "$1"
+	SERVER_ENV=()
 	rc=0
 	JIFFY_POLICY=nosuchpolicy "$1" --port 0 >"$tmp/out" 2>"$tmp/err" || rc=$?
 	((rc == 2)) || fail "jiffy-synth with JIFFY_POLICY=nosuchpolicy: exit $rc, expected 2"

@@ -16,6 +16,7 @@ Examples:
   udp_client.py --port 7100 --op put --key mykey --value-size 100
   udp_client.py --port 7000 --garbage           # malformed datagrams, then PING must answer
   udp_client.py --port 7000 --op ping --bad-lengths --expect-status bad_request
+  udp_client.py --host ::1 --port 7000 --op ping   # IPv6 (a server started with --bind ::1)
 """
 import argparse
 import os
@@ -60,10 +61,19 @@ def decode_reply(data):
                  result=result), data[HDR.size:])
 
 
+def resolve(host, port):
+    """(family, sockaddr) of host, an IPv4 or IPv6 address ("[::1]" too) or a name."""
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    family, _, _, _, addr = socket.getaddrinfo(host, port, socket.AF_UNSPEC,
+                                               socket.SOCK_DGRAM)[0]
+    return family, addr
+
+
 class Client:
     def __init__(self, host, port, timeout):
-        self.addr = (host, port)
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        family, self.addr = resolve(host, port)
+        self.sock = socket.socket(family, socket.SOCK_DGRAM)
         self.sock.settimeout(timeout)
         self.timeout = timeout
         self.next_id = int.from_bytes(os.urandom(4), "little") << 16
@@ -158,7 +168,9 @@ def percentile(sorted_vals, p):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--host", default="127.0.0.1",
+                    help="the server's address: IPv4, IPv6 (::1 or [::1]) or a name "
+                         "(default 127.0.0.1)")
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--op", choices=sorted(OPS, key=OPS.get), default="ping")
     ap.add_argument("--arg", type=int, default=0, help="SPIN: ns of service; SCAN: keys")
@@ -180,7 +192,10 @@ def main():
     if not 0 <= a.klass <= 255 or a.count < 0 or not 0 <= a.arg < 1 << 64:
         ap.error("--klass must be 0..255, --count >= 0, --arg a u64")
 
-    cl = Client(a.host, a.port, a.timeout)
+    try:
+        cl = Client(a.host, a.port, a.timeout)
+    except (OSError, OverflowError) as e:  # socket.gaierror is an OSError
+        ap.error("--host %r --port %d: %s" % (a.host, a.port, e))
     failures = 0
 
     if a.garbage:
