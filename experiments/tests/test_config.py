@@ -62,7 +62,9 @@ class Expansion(unittest.TestCase):
         for c in cfgs:
             self.assertEqual(c["args"], ["--slo", "0=10,1=1000"])
             cmd = servers.SERVERS["jiffy-synth"].args(c, exp)
-            self.assertEqual(cmd, ["--port", "0", "--slo", "0=10,1=1000"])
+            # the harness's own flags (the 10 s SPIN cap) first, the configuration's last
+            self.assertEqual(cmd, ["--port", "0", "--max-spin-us", "10000000",
+                                   "--slo", "0=10,1=1000"])
 
     def test_args_default_and_kv(self):
         raw = base(workload="kv", slo_class="get",
@@ -77,6 +79,17 @@ class Expansion(unittest.TestCase):
                           "--slo", "get=20,scan=8300"])
         self.assertEqual(b["args"], [])
         self.assertEqual(servers.SERVERS["jiffy-kv"].args(b, exp)[-2:], ["--keys", "100000"])
+
+    def test_spin_servers_lift_the_spin_cap(self):
+        # a benchmark may ask for SPINs longer than the servers' 1 ms default cap
+        doc = config.parse("t", base(config=[{"server": "synth-pthread", "threads": [2]}]))
+        exp = doc["experiments"][0]
+        for name in ("jiffy-synth", "synth-pthread", "go-synth", "tokio-synth"):
+            cmd = servers.SERVERS[name].args(exp["configs"][0], exp)
+            i = cmd.index("--max-spin-us")
+            self.assertEqual(cmd[i + 1], "10000000", name)
+        for name in ("jiffy-kv", "kv-pthread"):
+            self.assertNotIn("--max-spin-us", servers.SERVERS[name].extra_args, name)
 
     def test_peers_are_not_preemptive(self):
         doc = config.parse("t", base(config=[{"server": "synth-pthread", "threads": [1, 8]}]))
