@@ -5,7 +5,9 @@
 # (PING, SET/GET, DEL, DBSIZE, --scan, INFO, errors), redis-benchmark (get/set, with and without
 # pipelining), garbage on the TCP port, the UDP protocol (tests/apps/kv_udp_check.py), SIGTERM
 # (exit 0 and the statistics line), persistence of a --db directory across a restart, flag errors
-# (exit 2), and a UDP smoke test of kv-pthread. Fails loudly at the first problem; < 60 s.
+# (exit 2), loopback by default (/proc/net), --bind refusals and ::1, AUTH with redis-cli -a and
+# redis-benchmark -a (password file and $JIFFY_KV_PASSWORD), and a UDP smoke test of kv-pthread.
+# Fails loudly at the first problem; < 60 s.
 #
 # usage: test_kv.sh [path/to/jiffy-kv [path/to/kv-pthread]]
 set -euo pipefail
@@ -202,6 +204,87 @@ start jiffy-kv "$KV" --port "$UDP_PORT" --resp-port 0 --keys 100
 grep -q "^READY jiffy-kv udp=$UDP_PORT resp=0$" "$work/server.out" || fail "READY with --resp-port 0"
 python3 "$UDPCHECK" "$UDP_PORT" 100 64 --quick >/dev/null || fail "UDP with --resp-port 0"
 stop jiffy-kv
+
+# ---- safe by default (docs/security.md) ----
+# /proc/net/<file>: the local address (hex, kernel byte order) of the listening (TCP state 0A)
+# or bound (UDP state 07) socket on <port>.
+local_addr() { # local_addr <tcp|udp|tcp6|udp6> <port>
+	awk -v p="$(printf ':%04X' "$2")" \
+		'NR > 1 && substr($2, length($2) - 4) == p && ($4 == "0A" || $4 == "07") { print $2 }' \
+		"/proc/net/$1"
+}
+start jiffy-kv "$KV" --port "$UDP_PORT" --resp-port "$RESP_PORT" --keys 100
+expect "RESP socket, default" "0100007F:$(printf %04X "$RESP_PORT")" "$(local_addr tcp "$RESP_PORT")"
+expect "UDP socket, default" "0100007F:$(printf %04X "$UDP_PORT")" "$(local_addr udp "$UDP_PORT")"
+expect "no IPv6 sockets, default" "" "$(local_addr tcp6 "$RESP_PORT")$(local_addr udp6 "$UDP_PORT")"
+stop jiffy-kv
+echo "  default: both front ends on 127.0.0.1 only"
+printf 'pw for the test\n' >"$work/pw"
+chmod 600 "$work/pw"
+for args in "--bind 0.0.0.0" "--bind :: --requirepass-file $work/pw" \
+	"--bind 0.0.0.0 --no-udp"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$KV" --port "$UDP_PORT" --resp-port "$RESP_PORT" $args >/dev/null 2>"$work/flag.err" || rc=$?
+	expect "exit code of $args (protected mode)" 2 "$rc"
+	grep -q "refusing to listen on .*--protected-mode no" "$work/flag.err" ||
+		fail "$args: no refusal naming --protected-mode: $(cat "$work/flag.err")"
+done
+grep -q "the Redis protocol without a password" "$work/flag.err" || fail "the refusal does not name the Redis protocol"
+for bad in "--bind localhost" "--bind 300.1.2.3" "--protected-mode maybe" "--maxclients 0" \
+	"--timeout -1" "--maxmemory-clients 10" "--maxmemory-clients 1X" "--requirepass-file /nonexistent" \
+	"--max-inflight 0"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$KV" $bad >/dev/null 2>"$work/flag.err" || rc=$?
+	expect "exit code of $bad" 2 "$rc"
+	grep -q -- "${bad%% *}" "$work/flag.err" || fail "the error for '$bad' does not name the flag"
+done
+: >"$work/empty"
+rc=0
+"$KV" --requirepass-file "$work/empty" >/dev/null 2>"$work/flag.err" || rc=$?
+expect "exit code of an empty password file" 2 "$rc"
+# every interface, authenticated, UDP off: allowed, no warning; ::1 works too
+start jiffy-kv "$KV" --no-udp --resp-port "$RESP_PORT" --keys 100 --bind 0.0.0.0 --requirepass-file "$work/pw"
+expect "RESP socket, --bind 0.0.0.0" "00000000:$(printf %04X "$RESP_PORT")" "$(local_addr tcp "$RESP_PORT")"
+grep -q WARNING "$work/server.err" && fail "a warning although every front end authenticates"
+expect "AUTH over 0.0.0.0" 100 "$(rcli -a 'pw for the test' --no-auth-warning DBSIZE)"
+stop jiffy-kv
+start jiffy-kv "$KV" --port "$UDP_PORT" --resp-port "$RESP_PORT" --keys 100 --bind ::1
+expect "PING over ::1" PONG "$(timeout 10 redis-cli -h ::1 -p "$RESP_PORT" PING)"
+[[ -n $(local_addr udp6 "$UDP_PORT") ]] || fail "--bind ::1: no UDP socket in /proc/net/udp6"
+stop jiffy-kv
+start jiffy-kv "$KV" --port "$UDP_PORT" --resp-port "$RESP_PORT" --keys 100 --bind 0.0.0.0 --protected-mode no
+grep -q "WARNING: listening on 0.0.0.0 with --protected-mode no" "$work/server.err" ||
+	fail "--protected-mode no: no warning naming the risk"
+stop jiffy-kv
+echo "  --bind: refusals without authentication, 0.0.0.0 with a password, ::1, the warning"
+
+# AUTH with the real tools; the password from a file and from the environment
+for how in file env; do
+	if [[ $how == file ]]; then
+		start jiffy-kv "$KV" --port "$UDP_PORT" --resp-port "$RESP_PORT" --keys 1000 --requirepass-file "$work/pw"
+	else
+		JIFFY_KV_PASSWORD='pw for the test' start jiffy-kv "$KV" --port "$UDP_PORT" --resp-port "$RESP_PORT" --keys 1000
+		grep -q 'pw for the test' "/proc/$server_pid/cmdline" && fail "the password shows in the command line"
+	fi
+	expect "GET without AUTH ($how)" "NOAUTH Authentication required." "$(rcli GET key000000000001)"
+	expect "SET without AUTH ($how)" "NOAUTH Authentication required." "$(rcli SET stolen x)"
+	expect "PING without AUTH ($how)" PONG "$(rcli PING)"
+	out=$(rcli -a 'wrong' --no-auth-warning GET key000000000001 2>&1 || true)
+	[[ $out == *WRONGPASS* ]] || fail "redis-cli -a wrong ($how): '$out'"
+	expect "redis-cli -a ($how)" key000000000001 "$(rcli -a 'pw for the test' --no-auth-warning GET key000000000001 | cut -c1-15)"
+	expect "REDISCLI_AUTH ($how)" 1000 "$(REDISCLI_AUTH='pw for the test' rcli DBSIZE)"
+	expect "nothing stolen ($how)" 0 "$(rcli -a 'pw for the test' --no-auth-warning EXISTS stolen)"
+	timeout 60 redis-benchmark -p "$RESP_PORT" -a 'pw for the test' -t get,set -n 5000 -c 4 -q \
+		>"$work/bench.out" 2>&1 || fail "redis-benchmark -a ($how): $(tail -3 "$work/bench.out")"
+	grep -q "GET: .* requests per second" "$work/bench.out" || fail "redis-benchmark -a: $(cat "$work/bench.out")"
+	out=$(timeout 30 redis-benchmark -p "$RESP_PORT" -t get -n 100 -q 2>&1 || true)
+	[[ $out == *NOAUTH* ]] || fail "redis-benchmark without -a ($how) was not refused: $out"
+	stop jiffy-kv
+done
+grep -q "auth_failures=1 noauth=" "$work/server.err" || fail "the statistics line does not count the failed AUTH"
+echo "  AUTH: redis-cli and redis-benchmark with -a (file and \$JIFFY_KV_PASSWORD), refused without"
 
 # ---- kv-pthread ----
 if [[ -x $KVP ]]; then
