@@ -11,6 +11,11 @@ pub const MAX_DGRAM: usize = 2048;
 pub const MAX_KEY: usize = 256;
 pub const MAX_VALUE: usize = 1400;
 pub const KEY_LEN: usize = 15; // "key%012u"
+/// No reply is more than this many times its request (docs/protocol.md): a GET of a large value
+/// pads its request (F_PAD) so the server may answer it.
+pub const MAX_AMPLIFICATION: usize = 3;
+/// jp_req.flags: the val_len bytes after the key are padding (not on PUT).
+pub const F_PAD: u8 = 0x01;
 
 /// enum jp_op
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +63,7 @@ pub const STATUS_NAMES: [&str; 6] = [
 pub struct Req {
     pub op: u8,
     pub klass: u8,
+    pub flags: u8,
     pub key_len: u16,
     pub val_len: u32,
     pub id: u64,
@@ -71,7 +77,7 @@ pub fn encode_req(r: &Req, buf: &mut [u8]) {
     b[2] = VERSION;
     b[3] = r.op;
     b[4] = r.klass;
-    b[5] = 0; // flags
+    b[5] = r.flags;
     b[6..8].copy_from_slice(&r.key_len.to_le_bytes());
     b[8..12].copy_from_slice(&r.val_len.to_le_bytes());
     b[12..16].copy_from_slice(&0u32.to_le_bytes());
@@ -148,6 +154,7 @@ pub fn decode_req(b: &[u8]) -> Result<Req, DecodeError> {
     Ok(Req {
         op: b[3],
         klass: b[4],
+        flags: b[5],
         key_len: le16(&b[6..8]),
         val_len: le32(&b[8..12]),
         id: le64(&b[16..24]),
@@ -165,6 +172,7 @@ mod tests {
         let r = Req {
             op: Op::Spin as u8,
             klass: 1,
+            flags: 0,
             key_len: 0,
             val_len: 0,
             id: 0x0102_0304_0506_0708,
@@ -194,6 +202,7 @@ mod tests {
         let r = Req {
             op: Op::Put as u8,
             klass: 2,
+            flags: 0,
             key_len: 15,
             val_len: 300,
             id: 7,

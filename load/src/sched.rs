@@ -106,7 +106,7 @@ impl Schedule {
     #[inline]
     pub fn encode(&self, id: usize, buf: &mut [u8]) -> usize {
         let op = self.op_of(id);
-        let mut r = Req { op: op as u8, klass: self.class[id], key_len: 0, val_len: 0, id: id as u64, arg: 0 };
+        let mut r = Req { op: op as u8, klass: self.class[id], flags: 0, key_len: 0, val_len: 0, id: id as u64, arg: 0 };
         let mut len = proto::HDR_LEN;
         match &self.wl {
             Workload::Ping => {}
@@ -124,6 +124,17 @@ impl Schedule {
                             *b = b'a' + (k % 26) as u8;
                         }
                         len += value_size;
+                    }
+                    Op::Get => {
+                        // a reply may be at most MAX_AMPLIFICATION x the request: pad the
+                        // request for a value of --value-size bytes (none for <= ~100 bytes)
+                        let need = (proto::HDR_LEN + value_size).div_ceil(proto::MAX_AMPLIFICATION);
+                        if need > len {
+                            r.flags = proto::F_PAD;
+                            r.val_len = (need - len) as u32;
+                            buf[len..need].fill(0);
+                            len = need;
+                        }
                     }
                     _ => {}
                 }
@@ -165,8 +176,21 @@ mod tests {
             match s.op_of(id) {
                 Op::Scan => assert_eq!(r.arg, 100),
                 Op::Put => assert_eq!((r.val_len, len), (10, 32 + 15 + 10)),
-                _ => assert_eq!(len, 47),
+                _ => assert_eq!((len, r.flags), (47, 0)),
             }
         }
+    }
+
+    #[test]
+    fn large_gets_are_padded() {
+        // 1000-byte values: a GET must be >= (32 + 1000) / 3 = 344 bytes, padded with F_PAD
+        let mix = Mix::parse("get:100").unwrap();
+        let wl = Workload::Kv { mix, keys: 1000, scan_n: 100, value_size: 1000, service: vec![None; 3] };
+        let s = Schedule::build(wl, 10_000.0, 10_000_000, 1).unwrap();
+        let mut buf = vec![0u8; proto::MAX_DGRAM];
+        let len = s.encode(0, &mut buf);
+        let r = proto::decode_req(&buf[..len]).unwrap();
+        assert_eq!((len, r.flags, r.val_len as usize), (344, proto::F_PAD, 344 - 47));
+        assert!(len * proto::MAX_AMPLIFICATION >= 32 + 1000);
     }
 }
