@@ -37,9 +37,7 @@
 static const char *prog = "kv-pthread";
 
 /* What a non-loopback --bind would expose (jp_listen_check). */
-#define OPEN_FRONT_END                                                                             \
-	"the UDP request protocol (GET, PUT, DEL, SCAN: anyone who can reach it can read "         \
-	"and change the store)"
+#define OPEN_FRONT_END "the UDP request protocol (GET, PUT, DEL and SCAN of every key)"
 
 static struct kvstore *store;
 static int sock = -1;

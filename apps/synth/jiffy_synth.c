@@ -62,7 +62,7 @@
 
 /* What a non-loopback --bind would expose (jp_listen_check). */
 #define OPEN_FRONT_END                                                                             \
-	"the UDP request protocol (SPIN: anyone who can reach it can make the server compute)"
+	"the UDP request protocol (SPIN: any CPU time up to --max-spin-us per datagram)"
 
 static const char *prog = "jiffy-synth";
 

@@ -129,7 +129,7 @@ check_listen() {
 		env "${SERVER_ENV[@]}" "$bin" --port 0 --bind "$bad" >"$tmp/out" 2>"$tmp/err" || rc=$?
 		((rc == 2)) || fail "$name --bind $bad: exit status $rc, expected 2 (refused)"
 		shown=${bad#[}
-		grep -qF "refusing to listen on ${shown%]}:" "$tmp/err" ||
+		grep -qF "refusing to listen on ${shown%]} " "$tmp/err" ||
 			fail "$name --bind $bad: the message does not say what it refuses"
 		grep -qF -- "--protected-mode no" "$tmp/err" ||
 			fail "$name --bind $bad: the message does not say how to override (--protected-mode no)"

@@ -71,14 +71,15 @@ func (l *listenConfig) check(w io.Writer, prog, open string) error {
 		return nil
 	}
 	if l.protect {
-		return fmt.Errorf("%s: refusing to listen on %s: %s has no authentication, so anyone "+
-			"who can reach %s could use it. Listen on a loopback address (the default, --bind "+
-			"127.0.0.1), or give --protected-mode no to accept the risk (docs/security.md)",
-			prog, l.text, open, l.text)
+		return fmt.Errorf("%s: refusing to listen on %s (not a loopback address) without "+
+			"authentication: anyone who can reach %s could use %s. Listen on a loopback "+
+			"address (the default, --bind 127.0.0.1), or give --protected-mode no to "+
+			"accept the risk (docs/security.md)",
+			prog, l.text, l.text, open)
 	}
-	fmt.Fprintf(w, "%s: WARNING: listening on %s with --protected-mode no: %s has no "+
-		"authentication; anyone who can reach %s can use it (docs/security.md)\n",
-		prog, l.text, open, l.text)
+	fmt.Fprintf(w, "%s: WARNING: listening on %s with --protected-mode no, without "+
+		"authentication: anyone who can reach %s can use %s (docs/security.md)\n",
+		prog, l.text, l.text, open)
 	return nil
 }
 

@@ -56,7 +56,7 @@ func TestCheck(t *testing.T) {
 	}
 	_ = l.setBind("0.0.0.0")
 	err := l.check(&w, "go-synth", "X")
-	if err == nil || !strings.Contains(err.Error(), "refusing to listen on 0.0.0.0") ||
+	if err == nil || !strings.HasPrefix(err.Error(), "go-synth: refusing to listen on 0.0.0.0 (not a loopback address) without authentication: anyone who can reach 0.0.0.0 could use X.") ||
 		!strings.Contains(err.Error(), "--protected-mode no") || w.Len() != 0 {
 		t.Errorf("0.0.0.0, protected: err %v, output %q", err, w.String())
 	}

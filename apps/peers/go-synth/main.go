@@ -30,7 +30,7 @@ type stats struct {
 var st stats
 
 // What a non-loopback --bind would expose (listenConfig.check).
-const openFrontEnd = "the UDP request protocol (SPIN: anyone who can reach it can make the server compute)"
+const openFrontEnd = "the UDP request protocol (SPIN: any CPU time up to --max-spin-us per datagram)"
 
 // The --max-spin-us range and default, as apps/common/synth.h.
 const (

@@ -101,15 +101,15 @@ impl Listen {
             Ok(None)
         } else if self.protect {
             Err(format!(
-                "{prog}: refusing to listen on {t}: {open} has no authentication, so anyone \
-                 who can reach {t} could use it. Listen on a loopback address (the default, \
-                 --bind 127.0.0.1), or give --protected-mode no to accept the risk \
-                 (docs/security.md)"
+                "{prog}: refusing to listen on {t} (not a loopback address) without \
+                 authentication: anyone who can reach {t} could use {open}. Listen on a \
+                 loopback address (the default, --bind 127.0.0.1), or give --protected-mode \
+                 no to accept the risk (docs/security.md)"
             ))
         } else {
             Ok(Some(format!(
-                "{prog}: WARNING: listening on {t} with --protected-mode no: {open} has no \
-                 authentication; anyone who can reach {t} can use it (docs/security.md)"
+                "{prog}: WARNING: listening on {t} with --protected-mode no, without \
+                 authentication: anyone who can reach {t} can use {open} (docs/security.md)"
             )))
         }
     }
@@ -194,7 +194,10 @@ mod tests {
         let mut l = bind("0.0.0.0").unwrap();
         let e = l.check("p", "X").unwrap_err();
         assert!(
-            e.starts_with("p: refusing to listen on 0.0.0.0: X has no authentication"),
+            e.starts_with(
+                "p: refusing to listen on 0.0.0.0 (not a loopback address) without \
+                 authentication: anyone who can reach 0.0.0.0 could use X."
+            ),
             "{e}"
         );
         assert!(e.contains("--protected-mode no"), "{e}");

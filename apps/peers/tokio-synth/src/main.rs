@@ -37,7 +37,7 @@ struct Opts {
 
 /// What a non-loopback --bind would expose (listen::Listen::check).
 const OPEN_FRONT_END: &str =
-    "the UDP request protocol (SPIN: anyone who can reach it can make the server compute)";
+    "the UDP request protocol (SPIN: any CPU time up to --max-spin-us per datagram)";
 
 /// The --max-spin-us range and default, as apps/common/synth.h.
 const SPIN_CAP_DEFAULT_US: u64 = 1000;
