@@ -20,7 +20,7 @@
 struct jp_listen {
 	struct sockaddr_storage addr; /* the address, port 0 */
 	socklen_t len;
-	char text[64];                /* as given, normalised: "127.0.0.1", "::1", "0.0.0.0" */
+	char text[64];                /* as given, without [] brackets: "127.0.0.1", "::1" */
 	bool protect;                 /* --protected-mode (default yes) */
 };
 

@@ -24,6 +24,9 @@ bool jp_synth_serve(const uint8_t *in, size_t len, uint8_t out[32], uint64_t max
  * what lets a stranger pin a CPU) and the largest a user may set (10 s). */
 #define JP_SPIN_CAP_DEFAULT_US 1000ul
 #define JP_SPIN_CAP_MAX_US 10000000ul
+/* What a non-loopback --bind exposes on a synthetic server (jp_listen_check's @open). */
+#define JP_SYNTH_OPEN "the UDP request protocol (SPIN: any CPU time up to --max-spin-us per datagram)"
+
 #define JP_SPIN_CAP_USAGE                                                                          \
 	"  --max-spin-us US  the longest SPIN a datagram may ask for (default 1000, max\n"         \
 	"                    10000000); longer ones get TOO_LARGE (docs/security.md)\n"

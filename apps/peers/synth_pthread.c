@@ -50,10 +50,6 @@
 
 static const char *prog = "synth-pthread";
 
-/* What a non-loopback --bind would expose (jp_listen_check). */
-#define OPEN_FRONT_END                                                                             \
-	"the UDP request protocol (SPIN: any CPU time up to --max-spin-us per datagram)"
-
 static int sock_fd = -1;
 static atomic_bool stopping;
 static atomic_ulong n_requests; /* well-formed datagrams received */
@@ -177,7 +173,7 @@ int main(int argc, char **argv)
 			return 2;
 		i++;
 	}
-	if (jp_listen_check(stderr, prog, &listen, OPEN_FRONT_END) != 0)
+	if (jp_listen_check(stderr, prog, &listen, JP_SYNTH_OPEN) != 0)
 		return 2;
 	max_spin_ns = (uint64_t)max_spin_us * 1000u;
 

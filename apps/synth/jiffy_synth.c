@@ -27,10 +27,13 @@
  * otherwise (IPv4 or IPv6, apps/common/listen.c), and since the UDP protocol has no
  * authentication a non-loopback --bind is refused unless --protected-mode no (then a WARNING
  * on stderr). A SPIN longer than --max-spin-us (1 ms by default) gets TOO_LARGE with the cap
- * as its result, so a stranger's datagram cannot hold a worker for long.
+ * as its result, so a stranger's datagram cannot hold a worker for long; in spawn mode at most
+ * --max-inflight (4096) handlers run at once, and datagrams past that are dropped (counted), so
+ * a flood cannot become an unbounded number of uthreads.
  *
  *   jiffy-synth [--port P (7000; 0: any)] [--bind ADDR (127.0.0.1)] [--protected-mode yes|no]
- *               [--max-spin-us US (1000)] [--receivers N (1)] [--udp-mode spawn|inline]
+ *               [--max-spin-us US (1000)] [--max-inflight N (4096)] [--receivers N (1)]
+ *               [--udp-mode spawn|inline]
  *               [--slo CLASS=US[,CLASS=US...]] [--breakdown US] [--be N]
  */
 #define _GNU_SOURCE
@@ -60,10 +63,6 @@
 
 #define POLL_NS (100 * 1000 * 1000ll) /* how often a blocked receiver looks at `stopping` */
 
-/* What a non-loopback --bind would expose (jp_listen_check). */
-#define OPEN_FRONT_END                                                                             \
-	"the UDP request protocol (SPIN: any CPU time up to --max-spin-us per datagram)"
-
 static const char *prog = "jiffy-synth";
 
 static struct {
@@ -76,11 +75,13 @@ static struct {
 	atomic_int stopping;
 	jf_waitgroup_t wg;
 	_Atomic unsigned long long requests, replies, dropped, errors, spawn_failures;
+	_Atomic unsigned long long inflight, shed; /* spawned handlers running; --max-inflight */
+	unsigned long max_inflight;
 	struct jp_slo_table slo;       /* --slo, per class */
 	struct jp_type_counts classes; /* well-formed requests per class */
 	unsigned long be;              /* --be: best-effort batch uthreads */
 	struct jp_batch batch;
-} S = {.port = 7000, .receivers = 1, .max_spin_us = JP_SPIN_CAP_DEFAULT_US, .spawn = 1, .fd = -1,
+} S = {.port = 7000, .receivers = 1, .max_spin_us = JP_SPIN_CAP_DEFAULT_US, .max_inflight = 4096, .spawn = 1, .fd = -1,
        .sig_fd = -1};
 
 #define COUNT(c) atomic_fetch_add_explicit(&S.c, 1, memory_order_relaxed)
@@ -146,6 +147,7 @@ static void *handler(void *arg)
 	serve(r->data, r->len, (struct sockaddr *)&r->src, r->slen,
 	      jp_bd_enabled() ? &r->bd : NULL, r->spawned);
 	free(r);
+	atomic_fetch_sub_explicit(&S.inflight, 1, memory_order_relaxed);
 	jf_waitgroup_done(&S.wg);
 	return NULL;
 }
@@ -196,11 +198,19 @@ static void *receiver(void *arg)
 			      jp_bd_enabled() ? &bd : NULL, false);
 			continue;
 		}
+		/* --max-inflight: past it, drop the datagram as a full socket buffer would, rather
+		 * than let a flood become an unbounded number of uthreads (docs/security.md) */
+		if (atomic_load_explicit(&S.inflight, memory_order_relaxed) >= S.max_inflight) {
+			COUNT(shed);
+			COUNT(dropped);
+			continue;
+		}
 		r = malloc(sizeof(*r) + (size_t)n);
 		if (!r) {
 			serve(buf, (size_t)n, (struct sockaddr *)&src, slen, NULL, false);
 			continue;
 		}
+		atomic_fetch_add_explicit(&S.inflight, 1, memory_order_relaxed);
 		r->bd = bd;
 		r->spawned = true;
 		memcpy(&r->src, &src, slen);
@@ -311,6 +321,9 @@ static void *app_main(void *arg)
 	be[0] = '\0';
 	if (S.be)
 		jp_batch_report(&S.batch, be, sizeof(be));
+	if (S.shed)
+		fprintf(stderr, "%s: shed %llu datagrams: --max-inflight %lu handlers were running "
+				"(counted in dropped)\n", prog, (unsigned long long)S.shed, S.max_inflight);
 	fprintf(stderr, "%s: requests=%llu replies=%llu dropped=%llu errors=%llu%s\n", prog,
 		(unsigned long long)S.requests, (unsigned long long)S.replies,
 		(unsigned long long)S.dropped, (unsigned long long)S.errors, be);
@@ -332,6 +345,8 @@ static void usage(FILE *f)
 		"                    127.0.0.0/8 and ::1 needs --protected-mode no\n"
 		JP_SPIN_CAP_USAGE
 		"  --receivers N     uthreads receiving datagrams (default 1)\n"
+		"  --max-inflight N  spawned handlers running at once (default 4096); datagrams\n"
+		"                    past it are dropped (spawn mode; docs/security.md)\n"
 		"  --udp-mode M      spawn: one uthread per request (default); inline: the\n"
 		"                    receivers serve requests themselves (run to completion)\n"
 		"  --slo CLASS=US[,CLASS=US...]\n"
@@ -381,6 +396,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--receivers")) {
 			if (jp_flag_uint(prog, a, v, 1, 64, &S.receivers))
 				return 2;
+		} else if (!strcmp(a, "--max-inflight")) {
+			if (jp_flag_uint(prog, a, v, 1, 1000000, &S.max_inflight))
+				return 2;
 		} else if (!strcmp(a, "--slo")) {
 			if (jp_slo_flag(prog, a, v, NULL, &S.slo))
 				return 2;
@@ -412,7 +430,7 @@ int main(int argc, char **argv)
 		}
 		i++;
 	}
-	if (jp_listen_check(stderr, prog, &S.listen, OPEN_FRONT_END) != 0)
+	if (jp_listen_check(stderr, prog, &S.listen, JP_SYNTH_OPEN) != 0)
 		return 2;
 	/* Blocked before the workers exist, so they inherit it: the signals wait for the signalfd. */
 	sigemptyset(&sigs);

@@ -12,7 +12,8 @@
 # --bind 0.0.0.0 and --bind :: are refused (exit 2, the message says how to override) while
 # --protected-mode is yes; with --protected-mode no it starts, warns and serves; --bind ::1 and
 # [::1] serve over IPv6 (the test fails, loudly, if ::1 is missing); --max-spin-us 5000 lets a
-# 2 ms SPIN through; bad values of the three flags exit 2 naming the flag and the value.
+# 2 ms SPIN through; bad values of the three flags exit 2 naming the flag and the value. Last,
+# jiffy-synth's --max-inflight: a burst of 300 1 ms SPINs against 4 running handlers is shed.
 # ~20 s once built (a first, cold Cargo build of tokio adds ~15-60 s). Exit 0 when all passed.
 set -euo pipefail
 
@@ -208,5 +209,32 @@ if (($# >= 2)); then
 	grep -q nosuchpolicy "$tmp/err" || fail "jiffy-synth: the error does not name the bad policy"
 	"$1" --receivers 0 >"$tmp/out" 2>"$tmp/err" && fail "jiffy-synth accepted --receivers 0"
 	grep -q -- --receivers "$tmp/err" || fail "jiffy-synth: the error does not name --receivers"
+	"$1" --max-inflight 0 >"$tmp/out" 2>"$tmp/err" && fail "jiffy-synth accepted --max-inflight 0"
+	grep -q -- --max-inflight "$tmp/err" || fail "jiffy-synth: the error does not name --max-inflight"
+	# --max-inflight: a burst of 300 1-ms SPINs against 4 running handlers on one worker sheds
+	# datagrams (counted as dropped) instead of spawning 300 uthreads; the server still answers
+	port=$(free_port)
+	: >"$tmp/out"
+	: >"$tmp/err"
+	JIFFY_WORKERS=1 JIFFY_PREEMPT=none "$1" --port "$port" --max-inflight 4 >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^READY' "$tmp/out" && break
+		sleep 0.1
+	done
+	grep -q '^READY' "$tmp/out" || fail "jiffy-synth --max-inflight 4: no READY"
+	"$py" - "$port" <<'PY' || fail "jiffy-synth --max-inflight 4: the burst"
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+req = struct.pack("<HBBBBHIIQQ", 0x4A46, 1, 1, 0, 0, 0, 0, 0, 7, 1000000)  # SPIN 1 ms
+for _ in range(300):
+    s.sendto(req, ("127.0.0.1", int(sys.argv[1])))
+PY
+	sleep 0.5
+	"$py" "$client" --port "$port" --op ping --count 5 --quiet || fail "jiffy-synth --max-inflight 4: PING after the burst"
+	stop_server "jiffy-synth --max-inflight 4" TERM 5
+	grep -qE "^jiffy-synth: shed [0-9]+ datagrams: --max-inflight 4 " "$tmp/err" ||
+		fail "jiffy-synth --max-inflight 4: a burst of 300 shed nothing"
+	grep -E "^jiffy-synth: shed" "$tmp/err"
 fi
 echo "test_peers: PASS"
