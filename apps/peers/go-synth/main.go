@@ -4,7 +4,9 @@
 //
 // Safe by default, as the C servers (docs/security.md): it listens on 127.0.0.1 unless --bind
 // says otherwise, refuses a non-loopback address unless --protected-mode no (listen.go), and a
-// SPIN over --max-spin-us (1 ms by default) gets TOO_LARGE with the cap as its result.
+// SPIN over --max-spin-us (1 ms by default) gets TOO_LARGE with the cap as its result; at most
+// --max-inflight (4096) handler goroutines run at once, and datagrams past that are dropped
+// (counted), so a flood cannot become an unbounded number of goroutines (inflight.go).
 package main
 
 import (
@@ -23,8 +25,9 @@ import (
 type stats struct {
 	requests atomic.Uint64 // datagrams with a readable header (each gets a reply attempt)
 	replies  atomic.Uint64 // replies sent
-	dropped  atomic.Uint64 // malformed datagrams dropped: short, bad magic, > 2048 bytes
+	dropped  atomic.Uint64 // datagrams dropped: short, bad magic, > 2048 bytes, or shed
 	errors   atomic.Uint64 // socket errors (receive or send)
+	shed     atomic.Uint64 // of dropped: arrived while --max-inflight handlers were running
 }
 
 var st stats
@@ -41,7 +44,13 @@ const (
 // maxSpinNs is the SPIN cap (--max-spin-us), set once before the server starts.
 var maxSpinNs uint64 = spinCapDefaultUs * 1000
 
+// handlers bounds the handler goroutines running (--max-inflight), set before the server starts.
+var handlers = inflight{max: maxInflightDefault}
+
+// serveRequest runs on its own goroutine, holding a --max-inflight slot until its reply is
+// sent or has failed.
 func serveRequest(conn *net.UDPConn, hdr [headerLen]byte, n int, from netip.AddrPort) {
+	defer handlers.done()
 	req := decodeRequest(hdr[:])
 	rep := handle(&req, n, maxSpinNs)
 	var out [headerLen]byte
@@ -53,7 +62,9 @@ func serveRequest(conn *net.UDPConn, hdr [headerLen]byte, n int, from netip.Addr
 	st.replies.Add(1)
 }
 
-// reader receives datagrams, drops the malformed ones and starts one goroutine per request.
+// reader receives datagrams, drops the malformed ones and starts one goroutine per request,
+// unless --max-inflight handlers are running: then the datagram is dropped (shed), as a full
+// socket buffer would drop it.
 func reader(conn *net.UDPConn) {
 	buf := make([]byte, maxDgram+1) // a datagram that fills it is over the limit
 	for {
@@ -63,6 +74,11 @@ func reader(conn *net.UDPConn) {
 			continue
 		}
 		if n < headerLen || n > maxDgram || uint16(buf[0])|uint16(buf[1])<<8 != protoMagic {
+			st.dropped.Add(1)
+			continue
+		}
+		if !handlers.tryStart() {
+			st.shed.Add(1)
 			st.dropped.Add(1)
 			continue
 		}
@@ -94,9 +110,19 @@ func main() {
 		maxSpinUs = n
 		return nil
 	})
+	flag.Func("max-inflight", "`N`: handler goroutines running at once (default 4096, max 1000000);\n"+
+		"datagrams past it are dropped, counted in dropped (docs/security.md)", func(v string) error {
+		n, err := parseMaxInflight(v)
+		if err != nil {
+			return err
+		}
+		handlers.max = n
+		return nil
+	})
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: go-synth [--port P] [--bind ADDR] "+
-			"[--protected-mode yes|no] [--max-spin-us US] [--threads N] [--readers R]\n")
+			"[--protected-mode yes|no] [--max-spin-us US]\n"+
+			"                [--max-inflight N] [--threads N] [--readers R]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -138,6 +164,10 @@ func main() {
 	os.Stdout.Sync()
 
 	<-sigs
+	if shed := st.shed.Load(); shed > 0 {
+		fmt.Fprintf(os.Stderr, "go-synth: shed %d datagrams: --max-inflight %d handlers were running "+
+			"(counted in dropped)\n", shed, handlers.max)
+	}
 	fmt.Fprintf(os.Stderr, "go-synth: requests=%d replies=%d dropped=%d errors=%d\n",
 		st.requests.Load(), st.replies.Load(), st.dropped.Load(), st.errors.Load())
 	os.Exit(0)
