@@ -5,8 +5,11 @@
 //!
 //! Safe by default, as the C servers (docs/security.md): it listens on 127.0.0.1 unless --bind
 //! says otherwise, refuses a non-loopback address unless --protected-mode no (listen.rs), and a
-//! SPIN over --max-spin-us (1 ms by default) gets TOO_LARGE with the cap as its result.
+//! SPIN over --max-spin-us (1 ms by default) gets TOO_LARGE with the cap as its result; at most
+//! --max-inflight (4096) handler tasks run at once, and datagrams past that are dropped
+//! (counted), so a flood cannot become an unbounded number of tasks (inflight.rs).
 
+mod inflight;
 mod listen;
 mod proto;
 mod spin;
@@ -24,8 +27,9 @@ use tokio::signal::unix::{signal, SignalKind};
 struct Stats {
     requests: AtomicU64, // datagrams with a readable header (each gets a reply attempt)
     replies: AtomicU64,  // replies sent
-    dropped: AtomicU64,  // malformed datagrams dropped: short, bad magic, > 2048 bytes
+    dropped: AtomicU64,  // datagrams dropped: short, bad magic, > 2048 bytes, or shed
     errors: AtomicU64,   // socket errors (receive or send)
+    shed: AtomicU64,     // of dropped: arrived while --max-inflight handlers were running
 }
 
 struct Opts {
@@ -33,6 +37,7 @@ struct Opts {
     threads: usize,
     listen: listen::Listen,
     max_spin_us: u64,
+    max_inflight: u64,
 }
 
 /// What a non-loopback --bind would expose (listen::Listen::check).
@@ -44,7 +49,7 @@ const SPIN_CAP_DEFAULT_US: u64 = 1000;
 const SPIN_CAP_MAX_US: u64 = 10_000_000;
 
 const USAGE: &str = "usage: tokio-synth [--port P] [--bind ADDR] [--protected-mode yes|no] \
-    [--max-spin-us US] [--threads N]\n  \
+    [--max-spin-us US]\n                   [--max-inflight N] [--threads N]\n  \
     --port P          UDP port (default 7000; 0 picks a free one, printed on the READY line)\n  \
     --bind ADDR       listen on this IPv4 or IPv6 address (default 127.0.0.1:\n                    \
     loopback only; 0.0.0.0 or :: for every interface)\n  \
@@ -56,6 +61,9 @@ const USAGE: &str = "usage: tokio-synth [--port P] [--bind ADDR] [--protected-mo
     127.0.0.0/8 and ::1 needs --protected-mode no\n  \
     --max-spin-us US  the longest SPIN a datagram may ask for (default 1000, max\n                    \
     10000000); longer ones get TOO_LARGE (docs/security.md)\n  \
+    --max-inflight N  spawned handler tasks running at once (default 4096, max\n                    \
+    1000000); datagrams past it are dropped, counted in dropped\n                    \
+    (docs/security.md)\n  \
     --threads N       1: current_thread runtime (default); N > 1: multi-thread runtime,\n                    \
     N workers";
 
@@ -65,6 +73,7 @@ fn parse_args() -> Result<Option<Opts>, String> {
         threads: 1,
         listen: listen::Listen::default(),
         max_spin_us: SPIN_CAP_DEFAULT_US,
+        max_inflight: inflight::DEFAULT,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -110,6 +119,9 @@ fn parse_args() -> Result<Option<Opts>, String> {
                     }
                 };
             }
+            "--max-inflight" | "-max-inflight" => {
+                o.max_inflight = inflight::parse(&value("--max-inflight")?)?;
+            }
             "--threads" | "-threads" => {
                 let v = value("--threads")?;
                 o.threads = match v.parse::<usize>() {
@@ -130,6 +142,7 @@ async fn serve(
     n: usize,
     from: SocketAddr,
     max_spin_ns: u64,
+    _slot: inflight::Slot, // held until the reply is sent or failed (--max-inflight)
 ) {
     let req = proto::Request::decode(&hdr);
     let rep = proto::handle(&req, n, max_spin_ns); // SPIN computes right here, inside the task
@@ -139,8 +152,15 @@ async fn serve(
     };
 }
 
-/// Receives datagrams, drops the malformed ones and spawns one task per request.
-async fn receiver(sock: Arc<UdpSocket>, st: Arc<Stats>, max_spin_ns: u64) {
+/// Receives datagrams, drops the malformed ones and spawns one task per request, unless
+/// --max-inflight handlers are running: then the datagram is dropped (shed), as a full socket
+/// buffer would drop it.
+async fn receiver(
+    sock: Arc<UdpSocket>,
+    st: Arc<Stats>,
+    max_spin_ns: u64,
+    handlers: Arc<inflight::Inflight>,
+) {
     let mut buf = vec![0u8; proto::MAX_DGRAM + 1]; // a datagram that fills it is over the limit
     loop {
         let (n, from) = match sock.recv_from(&mut buf).await {
@@ -154,10 +174,23 @@ async fn receiver(sock: Arc<UdpSocket>, st: Arc<Stats>, max_spin_ns: u64) {
             st.dropped.fetch_add(1, Relaxed);
             continue;
         }
+        let Some(slot) = handlers.try_start() else {
+            st.shed.fetch_add(1, Relaxed);
+            st.dropped.fetch_add(1, Relaxed);
+            continue;
+        };
         st.requests.fetch_add(1, Relaxed);
         let mut hdr = [0u8; proto::HEADER_LEN]; // the synthetic server needs only the header
         hdr.copy_from_slice(&buf[..proto::HEADER_LEN]);
-        tokio::spawn(serve(sock.clone(), st.clone(), hdr, n, from, max_spin_ns));
+        tokio::spawn(serve(
+            sock.clone(),
+            st.clone(),
+            hdr,
+            n,
+            from,
+            max_spin_ns,
+            slot,
+        ));
     }
 }
 
@@ -178,7 +211,12 @@ async fn run(o: Opts) -> Result<(), String> {
     let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
     let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
     let st = Arc::new(Stats::default());
-    tokio::spawn(receiver(Arc::new(sock), st.clone(), o.max_spin_us * 1000));
+    tokio::spawn(receiver(
+        Arc::new(sock),
+        st.clone(),
+        o.max_spin_us * 1000,
+        inflight::Inflight::new(o.max_inflight),
+    ));
 
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "READY tokio-synth udp={port}");
@@ -188,6 +226,14 @@ async fn run(o: Opts) -> Result<(), String> {
     tokio::select! {
         _ = term.recv() => {}
         _ = int.recv() => {}
+    }
+    let shed = st.shed.load(Relaxed);
+    if shed > 0 {
+        eprintln!(
+            "tokio-synth: shed {shed} datagrams: --max-inflight {} handlers were running \
+             (counted in dropped)",
+            o.max_inflight
+        );
     }
     eprintln!(
         "tokio-synth: requests={} replies={} dropped={} errors={}",
