@@ -13,7 +13,9 @@
 # --protected-mode is yes; with --protected-mode no it starts, warns and serves; --bind ::1 and
 # [::1] serve over IPv6 (the test fails, loudly, if ::1 is missing); --max-spin-us 5000 lets a
 # 2 ms SPIN through; bad values of the three flags exit 2 naming the flag and the value. Last,
-# jiffy-synth's --max-inflight: a burst of 300 1 ms SPINs against 4 running handlers is shed.
+# --max-inflight of go-synth, tokio-synth and jiffy-synth: bad values exit 2 naming the flag and
+# the value, and a burst of 300 1 ms SPINs against 4 running handlers on one thread is shed (the
+# shed line, counted in dropped), after which the server still answers.
 # ~20 s once built (a first, cold Cargo build of tokio adds ~15-60 s). Exit 0 when all passed.
 set -euo pipefail
 
@@ -179,6 +181,51 @@ check_listen() {
 	stop_server "$name --bind [::1]" TERM 5
 }
 
+# check_max_inflight <name> <binary> <args...>: --max-inflight (docs/security.md), with SERVER_ENV
+# and the args (one thread). Bad values exit 2 naming the flag and the value. With 4, a burst of
+# 300 1-ms SPINs sheds datagrams (counted in dropped, and a shed line just before the statistics
+# line) instead of starting 300 handlers, and the server still answers PING afterwards.
+check_max_inflight() {
+	local name=$1 bin=$2 bad rc shed stats
+	shift 2
+	echo "--- ${SERVER_ENV[*]} $name${*:+ $*}: --max-inflight"
+	for bad in "--max-inflight 0" "--max-inflight 1000001" "--max-inflight 4k"; do
+		rc=0
+		# shellcheck disable=SC2086
+		env "${SERVER_ENV[@]}" "$bin" --port 0 "$@" $bad >"$tmp/out" 2>"$tmp/err" || rc=$?
+		((rc == 2)) || fail "$name $bad: exit status $rc, expected 2"
+		grep -qF -- max-inflight "$tmp/err" || fail "$name $bad: the message does not name --max-inflight"
+		grep -qE "['\"]${bad#* }['\"]" "$tmp/err" ||
+			fail "$name $bad: the message does not quote the value '${bad#* }'"
+		grep -q READY "$tmp/out" && fail "$name $bad: READY although refused"
+	done
+
+	start_server "$name" "$bin" "$@" --max-inflight 4
+	"$py" - "$port" <<'PY' || fail "$name --max-inflight 4: the burst"
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+req = struct.pack("<HBBBBHIIQQ", 0x4A46, 1, 1, 0, 0, 0, 0, 0, 7, 1000000)  # SPIN 1 ms
+for _ in range(300):
+    s.sendto(req, ("127.0.0.1", int(sys.argv[1])))
+PY
+	sleep 0.5
+	"$py" "$client" --port "$port" --op ping --count 5 --quiet ||
+		fail "$name --max-inflight 4: PING after the burst"
+	stop_server "$name --max-inflight 4" TERM 5
+	shed=$(grep -E "^$name: shed [0-9]+ datagrams: --max-inflight 4 handlers were running \(counted in dropped\)$" "$tmp/err") ||
+		fail "$name --max-inflight 4: a burst of 300 shed nothing (no shed line)"
+	[[ $shed =~ shed\ ([1-9][0-9]*) ]] || fail "$name --max-inflight 4: shed nothing: $shed"
+	local k=${BASH_REMATCH[1]}
+	# the statistics line right after it: every request answered, the shed ones in dropped
+	stats=$(grep -A1 -E "^$name: shed " "$tmp/err" | tail -n 1)
+	[[ $stats =~ ^$name:\ requests=([0-9]+)\ replies=([0-9]+)\ dropped=([0-9]+)\ errors=0$ ]] ||
+		fail "$name --max-inflight 4: the shed line is not followed by the statistics line: $stats"
+	((BASH_REMATCH[1] == BASH_REMATCH[2] && BASH_REMATCH[1] >= 5 && BASH_REMATCH[3] >= k)) ||
+		fail "$name --max-inflight 4: $k shed, but $stats"
+	echo "$shed"
+	echo "$stats"
+}
+
 # The IPv6 checks need ::1; a machine without it fails here, loudly, rather than passing them.
 grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null ||
 	fail "the IPv6 loopback address ::1 is not configured (/proc/net/if_inet6): the --bind ::1 checks cannot run"
@@ -190,6 +237,8 @@ check_server go-synth "$go_bin" --threads 1
 check_server go-synth "$go_bin" --threads 2 --readers 2
 check_server tokio-synth "$tokio_bin" --threads 1
 check_server tokio-synth "$tokio_bin" --threads 2
+check_max_inflight go-synth "$go_bin" --threads 1
+check_max_inflight tokio-synth "$tokio_bin" --threads 1
 if (($# >= 2)); then
 	check_listen synth-pthread "$2"
 	check_server synth-pthread "$2" --threads 1
@@ -209,32 +258,8 @@ if (($# >= 2)); then
 	grep -q nosuchpolicy "$tmp/err" || fail "jiffy-synth: the error does not name the bad policy"
 	"$1" --receivers 0 >"$tmp/out" 2>"$tmp/err" && fail "jiffy-synth accepted --receivers 0"
 	grep -q -- --receivers "$tmp/err" || fail "jiffy-synth: the error does not name --receivers"
-	"$1" --max-inflight 0 >"$tmp/out" 2>"$tmp/err" && fail "jiffy-synth accepted --max-inflight 0"
-	grep -q -- --max-inflight "$tmp/err" || fail "jiffy-synth: the error does not name --max-inflight"
-	# --max-inflight: a burst of 300 1-ms SPINs against 4 running handlers on one worker sheds
-	# datagrams (counted as dropped) instead of spawning 300 uthreads; the server still answers
-	port=$(free_port)
-	: >"$tmp/out"
-	: >"$tmp/err"
-	JIFFY_WORKERS=1 JIFFY_PREEMPT=none "$1" --port "$port" --max-inflight 4 >"$tmp/out" 2>"$tmp/err" &
-	pid=$!
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^READY' "$tmp/out" && break
-		sleep 0.1
-	done
-	grep -q '^READY' "$tmp/out" || fail "jiffy-synth --max-inflight 4: no READY"
-	"$py" - "$port" <<'PY' || fail "jiffy-synth --max-inflight 4: the burst"
-import socket, struct, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-req = struct.pack("<HBBBBHIIQQ", 0x4A46, 1, 1, 0, 0, 0, 0, 0, 7, 1000000)  # SPIN 1 ms
-for _ in range(300):
-    s.sendto(req, ("127.0.0.1", int(sys.argv[1])))
-PY
-	sleep 0.5
-	"$py" "$client" --port "$port" --op ping --count 5 --quiet || fail "jiffy-synth --max-inflight 4: PING after the burst"
-	stop_server "jiffy-synth --max-inflight 4" TERM 5
-	grep -qE "^jiffy-synth: shed [0-9]+ datagrams: --max-inflight 4 " "$tmp/err" ||
-		fail "jiffy-synth --max-inflight 4: a burst of 300 shed nothing"
-	grep -E "^jiffy-synth: shed" "$tmp/err"
+	# one worker, no preemption: 4 handlers of 1 ms hold it while the burst arrives
+	SERVER_ENV=(JIFFY_WORKERS=1 JIFFY_PREEMPT=none)
+	check_max_inflight jiffy-synth "$1"
 fi
 echo "test_peers: PASS"
