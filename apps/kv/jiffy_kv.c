@@ -214,18 +214,18 @@ static void *udp_receiver(void *arg)
 		}
 		/* --max-inflight: past it, shed the datagram as a full socket buffer would, rather
 		 * than let a flood turn into an unbounded number of uthreads (and their stacks). */
+		/* (take a slot, give it back if over: exact with several receivers) */
 		struct udp_req *r = NULL;
-		if (atomic_load_explicit(&S.inflight, memory_order_relaxed) >= S.max_inflight) {
+		if (atomic_fetch_add_explicit(&S.inflight, 1, memory_order_relaxed) >= S.max_inflight)
 			kvproto_count(&S.udp_shed);
-		} else {
+		else
 			r = malloc(sizeof(*r) + (size_t)n);
-		}
 		if (!r) {
+			atomic_fetch_sub_explicit(&S.inflight, 1, memory_order_relaxed);
 			kvproto_count(&S.udp.requests);
 			kvproto_count(&S.udp.dropped);
 			continue;
 		}
-		atomic_fetch_add_explicit(&S.inflight, 1, memory_order_relaxed);
 		memcpy(&r->src, &src, slen);
 		r->slen = slen;
 		r->spawned = true;

@@ -200,17 +200,19 @@ static void *receiver(void *arg)
 		}
 		/* --max-inflight: past it, drop the datagram as a full socket buffer would, rather
 		 * than let a flood become an unbounded number of uthreads (docs/security.md) */
-		if (atomic_load_explicit(&S.inflight, memory_order_relaxed) >= S.max_inflight) {
+		/* (take a slot, give it back if over: exact with several receivers) */
+		if (atomic_fetch_add_explicit(&S.inflight, 1, memory_order_relaxed) >= S.max_inflight) {
+			atomic_fetch_sub_explicit(&S.inflight, 1, memory_order_relaxed);
 			COUNT(shed);
 			COUNT(dropped);
 			continue;
 		}
 		r = malloc(sizeof(*r) + (size_t)n);
 		if (!r) {
+			atomic_fetch_sub_explicit(&S.inflight, 1, memory_order_relaxed);
 			serve(buf, (size_t)n, (struct sockaddr *)&src, slen, NULL, false);
 			continue;
 		}
-		atomic_fetch_add_explicit(&S.inflight, 1, memory_order_relaxed);
 		r->bd = bd;
 		r->spawned = true;
 		memcpy(&r->src, &src, slen);
