@@ -85,6 +85,10 @@ void jf_policy_tunables_default(struct jf_policy_tunables *t);
  * @preempt_skip: Aspen's skip rule: interrupt a worker at the quantum only
  *                when other work waits (default). false: at every
  *                quantum, for the ablation of Aspen Fig. 10.          JIFFY_PREEMPT_SKIP=0|1
+ * @pthread_shim: a uthread holding a pthread mutex, rwlock or spin lock is
+ *                not preempted until it releases it (default), so library
+ *                code that takes pthread locks cannot deadlock its worker
+ *                (docs/preemption.md). false: measurement only.         JIFFY_PTHREAD_SHIM=0|1
  * @timer_spin:   the timer thread (dispatcher, safepoint, hybrid) spins
  *                on a CPU of its own instead of sleeping.              JIFFY_TIMER_SPIN=0|1
  * @sched:        the policies' parameters (struct jf_policy_tunables above; its quantum_ns
@@ -110,6 +114,7 @@ struct jf_config {
 	uint64_t netpoll_ns;
 	uint64_t spin_max_ns;
 	bool preempt_skip;
+	bool pthread_shim;
 };
 
 /** jf_config_default() - fill @cfg with the defaults (no environment). */

@@ -68,6 +68,7 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->preempt_signal = SIGURG;
 	cfg->netpoll_ns = 5 * 1000; /* see docs/netpoll.md */
 	cfg->preempt_skip = true;
+	cfg->pthread_shim = true;
 	jf_policy_tunables_default(&cfg->sched);
 }
 
@@ -233,6 +234,14 @@ static int env_preempt_skip(struct jf_config *c, const char *n, const char *v, c
 			    size_t el)
 {
 	if (parse_bool(v, &c->preempt_skip))
+		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
+	return 0;
+}
+
+static int env_pthread_shim(struct jf_config *c, const char *n, const char *v, char *e,
+			    size_t el)
+{
+	if (parse_bool(v, &c->pthread_shim))
 		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
 	return 0;
 }
@@ -417,6 +426,7 @@ static const struct {
 	{"JIFFY_GRACE_US", env_grace},    {"JIFFY_PREEMPT_SIGNAL", env_signal},
 	{"JIFFY_TIMER_SPIN", env_timer_spin},  {"JIFFY_NETPOLL_US", env_netpoll},
 	{"JIFFY_PREEMPT_SKIP", env_preempt_skip},
+	{"JIFFY_PTHREAD_SHIM", env_pthread_shim},
 	{"JIFFY_RR_SLICE_US", env_us_tunable},       {"JIFFY_TWOQ_LONG_US", env_us_tunable},
 	{"JIFFY_CFS_LATENCY_US", env_us_tunable},    {"JIFFY_CFS_MIN_GRAN_US", env_us_tunable},
 	{"JIFFY_CFS_WAKEUP_GRAN_US", env_us_tunable}, {"JIFFY_EEVDF_SLICE_US", env_us_tunable},
@@ -476,6 +486,7 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "preempt_signal = %d\n", cfg->preempt_signal);
 	fprintf(out, "timer_spin = %d\n", cfg->timer_spin);
 	fprintf(out, "preempt_skip = %d\n", cfg->preempt_skip);
+	fprintf(out, "pthread_shim = %d\n", cfg->pthread_shim);
 	fprintf(out, "netpoll_us = %" PRIu64 "\n", cfg->netpoll_ns / 1000u);
 	for (size_t i = 0; i < sizeof(us_tunables) / sizeof(us_tunables[0]); i++)
 		fprintf(out, "%s = %" PRIu64 "\n", us_tunables[i].name + 6,

@@ -387,6 +387,7 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 		rc = -EINVAL;
 		goto out_inactive;
 	}
+	jf_pthread_shim_setup(&cfg);
 	jf_clock_init();
 
 	rc = runtime_create(&cfg, &rt);

@@ -312,4 +312,9 @@ void jf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int jf_policy_registry_lookup(const char *name, const struct jf_policy_ops **ops, char *err,
 			      size_t errlen);
 
+/* pthread_shim.c: pthread lock holders are not preempted unless @cfg->pthread_shim is false
+ * (JIFFY_PTHREAD_SHIM=0); set at jf_run(). */
+void jf_pthread_shim_setup(const struct jf_config *cfg);
+int jf_pthread_shim_active(void);
+
 #endif /* JIFFY_RUNTIME_H */
