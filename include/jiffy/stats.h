@@ -37,6 +37,11 @@ extern "C" {
  * @wakeup_preempts: wakeup preemptions this worker asked for (a task it queued should run
  *              before the one running on the target; counted on the asking worker).
  * @netpolls:   epoll polls this worker made for the netpoller (busy, or parked in epoll).
+ * @preempts_safepoint: of @preempts, those taken at a jf_safepoint() (a probe: "safepoint",
+ *              "deadline", "hybrid" and "auto" when the code cooperates).
+ * @preempts_signal: of @preempts, those taken inside the preemption signal's handler (or a user
+ *              interrupt's): code that reached no safepoint in time. The rest of @preempts were
+ *              deferred requests taken at the end of a non-preemptible region.
  */
 struct jf_worker_stats {
 	uint64_t switches;
@@ -56,6 +61,8 @@ struct jf_worker_stats {
 	uint64_t preempt_deferred;
 	uint64_t wakeup_preempts;
 	uint64_t netpolls;
+	uint64_t preempts_safepoint;
+	uint64_t preempts_signal;
 };
 
 /** jf_stats_worker() - counters of worker @w. Return: 0; -EINVAL bad index; -ESRCH no runtime. */

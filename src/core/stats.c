@@ -11,7 +11,7 @@
 #define FIELDS(X)                                                                                \
 	X(switches) X(spawns) X(tasks_done) X(yields) X(blocks) X(wakeups) X(steals) X(parks)    \
 	X(unparks) X(timers) X(idle_ns) X(preempt_requests) X(preempts) X(preempt_skipped)          \
-	X(preempt_deferred) X(wakeup_preempts) X(netpolls)
+	X(preempt_deferred) X(wakeup_preempts) X(netpolls) X(preempts_safepoint) X(preempts_signal)
 
 static void read_worker(const struct worker *w, struct jf_worker_stats *out)
 {

@@ -23,7 +23,9 @@
  *            the new work, or the lowering lands after its 0: no arming is lost.
  *   kick     (wakeup preemption): lower the word to 1, due at once.
  * Receivers re-check everything (jf_preempt_request), so an early or stale due time costs a
- * skipped request, never a wrong preemption.
+ * skipped request, never a wrong preemption. "auto" (auto.c) arms exactly so, through the same
+ * functions (jf_deadline_arm, jf_deadline_notify, jf_deadline_lower: src/preempt/preempt.h), and
+ * adds its timer where the word is stored.
  *
  * Limits: preemption happens only where the code calls jf_safepoint() (a loop without one runs to
  * completion, as under "safepoint"); the TSC must be the runtime's clock (invariant TSC, not
@@ -50,8 +52,7 @@ static int deadline_available(char *why, size_t len)
 	return -1;
 }
 
-/* When @w's running uthread must next be looked at (jf_now_ns() time), UINT64_MAX: never. */
-static uint64_t due_ns(struct runtime *rt, struct worker *w)
+uint64_t jf_deadline_due_ns(struct runtime *rt, struct worker *w)
 {
 	uint64_t when = UINT64_MAX, tdl = jf_timers_next(w);
 
@@ -72,8 +73,7 @@ static uint64_t tsc_at(uint64_t when, uint64_t now)
 	return when > now ? __rdtsc() + jf_ns_to_tsc_ticks(when - now) : 1;
 }
 
-/* Make @w's next safepoint at or after @when (ns) enter the runtime, unless one is due sooner. */
-static void lower(struct worker *w, uint64_t when, uint64_t now)
+void jf_deadline_lower(struct worker *w, uint64_t when, uint64_t now)
 {
 	uint64_t tsc = tsc_at(when, now), cur;
 
@@ -84,36 +84,60 @@ static void lower(struct worker *w, uint64_t when, uint64_t now)
 		;
 }
 
-static void deadline_on_run(struct worker *w, uint64_t now)
+uint64_t jf_deadline_arm(struct worker *w, uint64_t now, bool publish,
+			 void (*disarm)(struct worker *w, uint64_t now))
 {
 	struct runtime *rt = jf_rt;
-	uint64_t when = due_ns(rt, w);
+	uint64_t when = jf_deadline_due_ns(rt, w);
 
 	if (when != UINT64_MAX) {
-		__atomic_store_n(&w->ptls->poll, tsc_at(when, now), __ATOMIC_RELAXED);
-		return;
+		if (publish)
+			__atomic_store_n(&w->ptls->poll, tsc_at(when, now), __ATOMIC_RELAXED);
+		return when;
 	}
-	__atomic_store_n(&w->ptls->poll, 0, __ATOMIC_RELAXED);
-	jf_smp_mb(); /* pairs with the one in deadline_on_work() */
-	when = due_ns(rt, w);
-	if (when != UINT64_MAX)
-		lower(w, when, now);
+	if (publish)
+		__atomic_store_n(&w->ptls->poll, 0, __ATOMIC_RELAXED);
+	if (disarm)
+		disarm(w, now);
+	jf_smp_mb(); /* pairs with the one in jf_deadline_notify() */
+	when = jf_deadline_due_ns(rt, w);
+	if (when != UINT64_MAX && publish)
+		jf_deadline_lower(w, when, now);
+	return when;
+}
+
+uint64_t jf_deadline_notify(struct worker *target, bool publish, uint64_t *now)
+{
+	uint64_t when;
+
+	jf_smp_mb(); /* the enqueue before the look at @target: see the file comment */
+	if (!__atomic_load_n(&target->run_start_ns, __ATOMIC_ACQUIRE))
+		return UINT64_MAX; /* in its scheduler loop: it finds the work itself */
+	when = jf_deadline_due_ns(jf_rt, target);
+	if (when != UINT64_MAX) {
+		*now = jf_now_ns();
+		if (publish)
+			jf_deadline_lower(target, when, *now);
+	}
+	return when;
+}
+
+static void deadline_on_run(struct worker *w, uint64_t now)
+{
+	jf_deadline_arm(w, now, true, NULL);
 }
 
 static void deadline_on_work(struct worker *self, struct worker *target)
 {
+	uint64_t now;
+
 	(void)self;
-	jf_smp_mb(); /* the enqueue before the look at @target: see the file comment */
-	if (!__atomic_load_n(&target->run_start_ns, __ATOMIC_ACQUIRE))
-		return; /* in its scheduler loop: it finds the work itself */
-	uint64_t when = due_ns(jf_rt, target);
-	if (when != UINT64_MAX)
-		lower(target, when, jf_now_ns());
+	jf_deadline_notify(target, true, &now);
 }
 
 static void deadline_kick(struct worker *w)
 {
-	lower(w, 0, 0); /* due at once */
+	jf_deadline_lower(w, 0, 0); /* due at once */
 }
 
 const struct jf_preempt_mech jf_mech_deadline = {

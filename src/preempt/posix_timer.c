@@ -9,6 +9,8 @@
  * A worker with nothing else to run is never interrupted. When the timer fires early for the
  * current run (it was armed for an earlier one), the handler re-arms it for the remainder.
  * Cost: timer_settime ~0.5 us, and a timer signal ~19 us on a KVM guest (ARCHITECTURE.md).
+ * The timer itself (create, delete, set) is shared with "auto" (auto.c), whose fallback is this
+ * same per-worker timer, armed a grace period after deadline's due time.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,15 +22,13 @@
 #include "preempt.h"
 #include "../net/netpoll.h"
 
-#define MIN_DELAY_NS 5000u /* a timer signal costs ~19 us here: never re-arm sooner */
-
 static int ptimer_available(char *why, size_t len)
 {
 	(void)why, (void)len;
 	return 0; /* timer_create with SIGEV_THREAD_ID exists on every Linux we build for */
 }
 
-static int ptimer_worker_start(struct worker *w)
+int jf_ptimer_worker_start(struct worker *w)
 {
 	struct sigevent sev;
 	timer_t t;
@@ -44,29 +44,36 @@ static int ptimer_worker_start(struct worker *w)
 	return 0;
 }
 
-static void ptimer_worker_stop(struct worker *w)
+void jf_ptimer_worker_stop(struct worker *w)
 {
 	if (w->has_ptimer)
 		timer_delete((timer_t)w->ptimer);
 	w->has_ptimer = false;
 }
 
-/* Arm @w's timer to fire in @delay_ns, unless it is armed already. Any thread may call this. */
-static void arm(struct worker *w, uint64_t delay_ns)
+uint64_t jf_ptimer_set(struct worker *w, uint64_t delay_ns)
 {
 	struct itimerspec its;
 	int saved = errno;
 
-	if (__atomic_exchange_n(&w->timer_armed, 1, __ATOMIC_ACQ_REL))
-		return;
-	if (delay_ns < MIN_DELAY_NS)
-		delay_ns = MIN_DELAY_NS;
+	if (delay_ns && delay_ns < JF_PTIMER_MIN_DELAY_NS)
+		delay_ns = JF_PTIMER_MIN_DELAY_NS;
 	memset(&its, 0, sizeof(its));
 	its.it_value.tv_sec = (time_t)(delay_ns / 1000000000u);
 	its.it_value.tv_nsec = (long)(delay_ns % 1000000000u);
 	if (timer_settime((timer_t)w->ptimer, 0, &its, NULL) != 0)
-		__atomic_store_n(&w->timer_armed, 0, __ATOMIC_RELAXED);
+		delay_ns = 0;
 	errno = saved;
+	return delay_ns;
+}
+
+/* Arm @w's timer to fire in @delay_ns, unless it is armed already. Any thread may call this. */
+static void arm(struct worker *w, uint64_t delay_ns)
+{
+	if (__atomic_exchange_n(&w->timer_armed, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (!jf_ptimer_set(w, delay_ns < JF_PTIMER_MIN_DELAY_NS ? JF_PTIMER_MIN_DELAY_NS : delay_ns))
+		__atomic_store_n(&w->timer_armed, 0, __ATOMIC_RELAXED);
 }
 
 /*
@@ -122,8 +129,8 @@ const struct jf_preempt_mech jf_mech_timer = {
 	.name = "timer",
 	.uses_signal = true,
 	.available = ptimer_available,
-	.worker_start = ptimer_worker_start,
-	.worker_stop = ptimer_worker_stop,
+	.worker_start = jf_ptimer_worker_start,
+	.worker_stop = jf_ptimer_worker_stop,
 	.on_run = ptimer_on_run,
 	.on_work = ptimer_on_work,
 	.retry = ptimer_retry,

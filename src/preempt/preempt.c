@@ -44,8 +44,8 @@ __thread struct jf__preempt_tls jf__preempt __attribute__((tls_model("initial-ex
 void jf_sched_preempt(struct jf_thread *cur); /* thread.c */
 
 static const struct jf_preempt_mech *const mechs[] = {
-	&jf_mech_none,	    &jf_mech_timer,  &jf_mech_dispatcher,
-	&jf_mech_safepoint, &jf_mech_deadline, &jf_mech_hybrid, &jf_mech_uintr,
+	&jf_mech_none,	   &jf_mech_timer,  &jf_mech_dispatcher, &jf_mech_safepoint,
+	&jf_mech_deadline, &jf_mech_hybrid, &jf_mech_auto,	 &jf_mech_uintr,
 };
 
 const struct jf_preempt_mech *jf_preempt_mech_find(const char *name)
@@ -171,9 +171,12 @@ bool jf_preempt_request(void *ucontext)
 	return jf_preempt_request_at(uc ? (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : 0);
 }
 
+/* Where a request entered: counted per path when it preempts (jiffy/stats.h). */
+enum request_src { SRC_OTHER, SRC_SAFEPOINT, SRC_INTERRUPT };
+
 /* With the count raised: is the preemption due, and if so, take it. */
 static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_thread *cur,
-			       uintptr_t pc)
+			       uintptr_t pc, enum request_src src)
 {
 	uint64_t now = jf_now_ns(), seq;
 
@@ -214,6 +217,10 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 		return false;
 	}
 	STAT_INC(w, preempts);
+	if (src == SRC_SAFEPOINT)
+		STAT_INC(w, preempts_safepoint);
+	else if (src == SRC_INTERRUPT)
+		STAT_INC(w, preempts_signal);
 	if (pc && rt->mech->uses_signal) {
 		/*
 		 * The signal is blocked while its handler runs (no SA_NODEFER), so nothing nests
@@ -248,7 +255,7 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 	return true;
 }
 
-bool jf_preempt_request_at(uintptr_t pc)
+static bool request(uintptr_t pc, enum request_src src)
 {
 	struct runtime *rt = jf_rt;
 	struct worker *w = jf_this_worker();
@@ -269,7 +276,7 @@ bool jf_preempt_request_at(uintptr_t pc)
 	for (;;) {
 		jf_pcount_set(1);
 		jf_ptls()->pending = 0;
-		preempted |= decide_and_preempt(rt, w, cur, pc);
+		preempted |= decide_and_preempt(rt, w, cur, pc, src);
 		w = cur->worker;
 		jf_pcount_set(0);
 		/*
@@ -283,7 +290,13 @@ bool jf_preempt_request_at(uintptr_t pc)
 		if (!JF_UNLIKELY(jf_ptls()->pending))
 			return preempted;
 		pc = 0;
+		src = SRC_OTHER;
 	}
+}
+
+bool jf_preempt_request_at(uintptr_t pc)
+{
+	return request(pc, pc ? SRC_INTERRUPT : SRC_OTHER);
 }
 
 /* A deferred preemption, taken at the end of the region; the caller's errno survives it (as it
@@ -307,7 +320,7 @@ void jf__safepoint_slow(void)
 	__atomic_store_n(&p->poll, 0, __ATOMIC_RELAXED);
 	if (w)
 		STAT_INC(w, preempt_requests); /* a safepoint flag answered */
-	jf_preempt_request(NULL);
+	request(0, SRC_SAFEPOINT);
 	errno = saved_errno;
 }
 

@@ -53,10 +53,10 @@ struct jf_preempt_mech {
 };
 
 /* The mechanisms' names, in the order of the table in preempt.c (for error messages). */
-#define JF_PREEMPT_KNOWN "none, timer, dispatcher, safepoint, deadline, hybrid, uintr"
+#define JF_PREEMPT_KNOWN "none, timer, dispatcher, safepoint, deadline, hybrid, auto, uintr"
 
 extern const struct jf_preempt_mech jf_mech_none, jf_mech_timer, jf_mech_dispatcher,
-	jf_mech_safepoint, jf_mech_deadline, jf_mech_hybrid, jf_mech_uintr;
+	jf_mech_safepoint, jf_mech_deadline, jf_mech_hybrid, jf_mech_auto, jf_mech_uintr;
 
 /* This kernel thread's preemption state. asm volatile: never reused across a switch. */
 static inline struct jf__preempt_tls *jf_ptls(void)
@@ -111,6 +111,37 @@ uint64_t jf_preempt_retry_delay(struct worker *w, uint64_t quantum_ns);
 
 /* Is @pc in code that must never be interrupted (libc, ld.so, libstdc++, ...)? */
 bool jf_preempt_pc_denied(uintptr_t pc);
+
+/*
+ * The per-worker POSIX timer of "timer", shared with "auto" (posix_timer.c): created at worker
+ * start for the worker's own thread (SIGEV_THREAD_ID, the preemption signal), deleted at its stop.
+ * jf_ptimer_set() arms it one-shot @delay_ns from now (at least JF_PTIMER_MIN_DELAY_NS: a timer
+ * signal costs ~19 us here, sooner is never useful), or disarms it for 0; errno is kept. Any
+ * thread may call it. Return: the delay armed, 0 when disarmed or timer_settime() failed.
+ */
+#define JF_PTIMER_MIN_DELAY_NS 5000u
+int jf_ptimer_worker_start(struct worker *w);
+void jf_ptimer_worker_stop(struct worker *w);
+uint64_t jf_ptimer_set(struct worker *w, uint64_t delay_ns);
+
+/*
+ * "deadline"'s arming of the safepoint word, shared with "auto" (deadline.c; the protocol is in
+ * its file comment). Times are jf_now_ns() times; UINT64_MAX: nothing to arm.
+ * jf_deadline_due_ns(): when @w's running uthread must next be looked at (its due time while
+ *     work waits, or its earliest timer).
+ * jf_deadline_arm(): on_run: with @publish, store the due time in @w's word (0 when none); when
+ *     there is none, call @disarm (may be NULL) before the barrier and the second look, so that a
+ *     jf_deadline_notify() after it is seen. Return: the due time armed.
+ * jf_deadline_notify(): on_work, from the thread that queued work for @target: the barrier, then
+ *     with @publish lower @target's word to its due time. Return: that due time (and the clock
+ *     read in *@now), UINT64_MAX when @target is in its scheduler loop or nothing is due.
+ * jf_deadline_lower(): lower @w's word to @when (0: at once) unless it is due sooner.
+ */
+uint64_t jf_deadline_due_ns(struct runtime *rt, struct worker *w);
+uint64_t jf_deadline_arm(struct worker *w, uint64_t now, bool publish,
+			 void (*disarm)(struct worker *w, uint64_t now));
+uint64_t jf_deadline_notify(struct worker *target, bool publish, uint64_t *now);
+void jf_deadline_lower(struct worker *w, uint64_t when, uint64_t now);
 
 /* The timer thread shared by dispatcher, safepoint, hybrid and uintr (dispatcher.c). */
 int jf_timer_thread_start(struct runtime *rt);

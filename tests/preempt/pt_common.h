@@ -22,10 +22,12 @@
 #define PT_MS 1000000ull
 #define PT_S 1000000000ull
 
-/* The signal mechanisms interrupt code that never calls jf_safepoint(). */
+/* The signal mechanisms interrupt code that never calls jf_safepoint() ("hybrid" and "auto"
+ * after a grace period). */
 static inline bool pt_is_signal(const char *m)
 {
-	return !strcmp(m, "timer") || !strcmp(m, "dispatcher") || !strcmp(m, "hybrid");
+	return !strcmp(m, "timer") || !strcmp(m, "dispatcher") || !strcmp(m, "hybrid") ||
+	       !strcmp(m, "auto");
 }
 
 /* "safepoint", "deadline": only jf_safepoint() yields, and it then yields like jf_yield(). */
@@ -58,8 +60,8 @@ static inline const char *pt_config(struct jf_config *cfg, unsigned workers, con
 
 /*
  * pt_uses_safepoints() - should uthread @i call jf_safepoint() in its loops? Always under the
- * safepoint mechanism (nothing else would ever preempt it); under hybrid only the even ones, so
- * that the odd ones are reached by the signal after the grace period; under the pure signal
+ * safepoint mechanism (nothing else would ever preempt it); under hybrid and auto only the even
+ * ones, so that the odd ones are reached by the signal after the grace period; under the pure signal
  * mechanisms the call is a no-op, made by the even ones to show that it stays one.
  */
 static inline bool pt_uses_safepoints(const char *m, int i)

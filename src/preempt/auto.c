@@ -1,0 +1,176 @@
+/*
+ * auto.c - "auto": deadline's safepoints first, the worker's own timer signal when none answers.
+ *
+ * The default mechanism. Code that calls jf_safepoint() (by hand, or through the probe pass) is
+ * preempted exactly as under "deadline": while work waits, the worker publishes its running
+ * uthread's due time in the per-thread word, and the safepoint compares the TSC with it; a
+ * preemption is a yield, with no kernel entry. Code that never reaches a safepoint (a library, a
+ * loop nobody instrumented) would run forever under "deadline"; here the worker's own one-shot
+ * POSIX timer (posix_timer.c's: SIGEV_THREAD_ID to the worker itself; no timer thread, so no CPU
+ * besides the worker's) is armed at the same due time plus a grace period, and its signal
+ * preempts the uthread as under "timer". Go's design (cooperative checks, an asynchronous signal
+ * as the backstop), without a watching thread.
+ *
+ * Arming is deadline's (jf_deadline_arm, jf_deadline_notify: nothing at all while no work waits,
+ * the skip rule), and the timer goes where the word is stored:
+ *   on_run  (the worker, at each switch and after a skipped request): due time D published, the
+ *           timer moved to D + grace (unless already armed for a moment within grace/2 before
+ *           that: see "cost"); with nothing due, the word is 0 and an armed timer is cancelled
+ *           BEFORE deadline's barrier and second look, which pairs with
+ *   on_work (a thread that queued work for a busy worker): deadline's barrier and lowering, then
+ *           the timer set to D + grace unless it is armed to fire by then.
+ *   kick    (wakeup preemption): the word due at once, the timer within the grace period.
+ *   retry   (the signal landed in libc or similar): the word due at once (the first safepoint
+ *           after the library call takes it), the timer again after jf_preempt_retry_delay().
+ * A per-worker spinlock orders the timer_settime() calls of the worker and of the threads that
+ * queue work for it, and keeps the recorded expiry (jf_now_ns() time, "armed" while in the
+ * future) true to the timer. Only runtime code takes it (preemption count > 0), so the signal
+ * handler never finds it held by the code it interrupted; nothing takes it while no work waits.
+ *
+ * Cost: when a safepoint answers in time, the timer must not fire. Moving or cancelling it is a
+ * timer_settime() (~0.5 us on the project's KVM guests), a spurious signal costs 19-45 us there
+ * (docs/preemption.md has the measurements): so the timer is moved at the next run (one
+ * timer_settime replaces the old expiry) and cancelled when nothing waits any more, never left to
+ * fire for nothing. A timer armed for a moment within grace/2 before the new run's D + grace is
+ * left alone: its signal comes after the due time, so it is not spurious, only after a shorter
+ * grace (at least grace/2); that keeps runs shorter than grace/2 (a server's short requests with
+ * a queue) at one timer_settime() per grace/2, not one per switch. A worker that goes idle with
+ * its timer armed gets one signal that finds nothing to do (the runtime has no hook there).
+ *
+ * Without an invariant TSC (or with JIFFY_CLOCK=monotonic) a safepoint cannot time itself: the
+ * word stays 0 and "auto" is "timer" armed at the due time itself (grace 0).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/runtime.h"
+#include "preempt.h"
+
+struct auto_worker {
+	uint32_t lock;      /* orders timer_settime() on this worker's timer */
+	uint64_t expiry_ns; /* when it fires (jf_now_ns() time); armed while in the future; 0: not */
+} __attribute__((aligned(JF_CACHELINE)));
+
+static struct auto_worker *aw; /* one per worker, indexed by worker id */
+static bool use_tsc;           /* safepoints time themselves (deadline's word is published) */
+static uint64_t grace_ns;      /* after the due time, before the signal */
+
+static int auto_available(char *why, size_t len)
+{
+	(void)why, (void)len;
+	return 0; /* the timer works everywhere; without the TSC it works alone (file comment) */
+}
+
+static int auto_init(struct runtime *rt)
+{
+	size_t size = sizeof(*aw) * (size_t)rt->nworkers;
+
+	aw = aligned_alloc(JF_CACHELINE, size);
+	if (!aw)
+		return -ENOMEM;
+	memset(aw, 0, size);
+	use_tsc = jf_tsc_hz() != 0;
+	grace_ns = use_tsc ? rt->cfg.grace_ns : 0;
+	return 0;
+}
+
+static void auto_fini(struct runtime *rt)
+{
+	(void)rt;
+	free(aw);
+	aw = NULL;
+}
+
+/* Set @w's timer to fire at @at (jf_now_ns() time), or disarm it for 0. Lock held. */
+static void timer_set(struct worker *w, struct auto_worker *a, uint64_t at, uint64_t now)
+{
+	uint64_t d = jf_ptimer_set(w, at == 0 ? 0 : at > now ? at - now : 1);
+
+	__atomic_store_n(&a->expiry_ns, d ? now + d : 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * Is an expiry @e fine for a run that must be interrupted at @at? Another thread (@owner false)
+ * only needs it armed and no later; the worker itself, at a new run, also wants it no earlier
+ * than grace/2 before: an older run's expiry would interrupt the new run before its due time.
+ */
+static bool expiry_fits(uint64_t e, uint64_t at, uint64_t now, bool owner)
+{
+	return e > now && e <= at && (!owner || e + grace_ns / 2 >= at);
+}
+
+/* Make @w's timer fire at @at (see expiry_fits() for @owner). */
+static void timer_at(struct worker *w, uint64_t at, uint64_t now, bool owner)
+{
+	struct auto_worker *a = &aw[w->id];
+
+	if (!w->has_ptimer ||
+	    expiry_fits(__atomic_load_n(&a->expiry_ns, __ATOMIC_RELAXED), at, now, owner))
+		return;
+	jf_spin_lock(&a->lock);
+	if (!expiry_fits(a->expiry_ns, at, now, owner))
+		timer_set(w, a, at, now);
+	jf_spin_unlock(&a->lock);
+}
+
+/* Nothing is due on @w: cancel its timer if armed (jf_deadline_arm calls it before its barrier). */
+static void timer_disarm(struct worker *w, uint64_t now)
+{
+	struct auto_worker *a = &aw[w->id];
+
+	if (__atomic_load_n(&a->expiry_ns, __ATOMIC_RELAXED) <= now)
+		return; /* not armed, or fired already: its signal finds the run changed and skips */
+	jf_spin_lock(&a->lock);
+	if (a->expiry_ns > now)
+		timer_set(w, a, 0, now);
+	jf_spin_unlock(&a->lock);
+}
+
+static void auto_on_run(struct worker *w, uint64_t now)
+{
+	uint64_t when = jf_deadline_arm(w, now, use_tsc, timer_disarm);
+
+	if (when != UINT64_MAX)
+		timer_at(w, when + grace_ns, now, true);
+}
+
+static void auto_on_work(struct worker *self, struct worker *target)
+{
+	uint64_t now, when = jf_deadline_notify(target, use_tsc, &now);
+
+	(void)self;
+	if (when != UINT64_MAX)
+		timer_at(target, when + grace_ns, now, false);
+}
+
+static void auto_kick(struct worker *w)
+{
+	uint64_t now = jf_now_ns();
+
+	if (use_tsc)
+		jf_deadline_lower(w, 0, 0); /* due at once */
+	timer_at(w, now + grace_ns, now, false);
+}
+
+static void auto_retry(struct worker *w, uint64_t now)
+{
+	if (use_tsc)
+		jf_deadline_lower(w, 0, 0); /* the first safepoint after the library call takes it */
+	timer_at(w, now + jf_preempt_retry_delay(w, jf_rt->cfg.quantum_ns), now, true);
+}
+
+const struct jf_preempt_mech jf_mech_auto = {
+	.name = "auto",
+	.uses_signal = true,
+	.available = auto_available,
+	.init = auto_init,
+	.fini = auto_fini,
+	.worker_start = jf_ptimer_worker_start,
+	.worker_stop = jf_ptimer_worker_stop,
+	.on_run = auto_on_run,
+	.on_work = auto_on_work,
+	.retry = auto_retry,
+	.kick = auto_kick,
+};
