@@ -19,8 +19,8 @@
  * inside the runtime or with the runtime's own state half-updated.
  *
  * Placement (docs/probes.md has the reasoning and the measurements):
- *   - loops: a probe before the terminator of every latch (the block with the back-edge) of
- *     every loop, except loop nests SCEV proves short: a loop whose max trip count times (1 +
+ *   - loops: a probe at the top of every latch (the block with the back-edge; or right before
+ *     its branch, -jiffy-probe-latch-at=end) of every loop, except loop nests SCEV proves short: a loop whose max trip count times (1 +
  *     the bounds of its unprobed inner loops) is at most -jiffy-probe-small-trip (64) runs
  *     without one; its enclosing loop, or the caller, covers it.
  *   - function entry: only in functions that contain a call that can lead back to user code
@@ -75,6 +75,16 @@ cl::opt<EntryMode> EntryProbes(
 		   clEnumValN(EntryMode::Calls, "calls",
 			      "functions containing a call that can reach user code (default)"),
 		   clEnumValN(EntryMode::All, "all", "every instrumented function")));
+
+enum class LatchAt { Top, End };
+
+cl::opt<LatchAt> LatchPosition(
+	"jiffy-probe-latch-at", cl::init(LatchAt::Top),
+	cl::desc("Jiffy: where in a latch block the probe goes"),
+	cl::values(clEnumValN(LatchAt::Top, "top",
+			      "before the block's first instruction (default: the block's own "
+			      "compare and branch stay together, so the backend keeps them fused)"),
+		   clEnumValN(LatchAt::End, "end", "right before the back-edge branch")));
 
 cl::opt<unsigned> ProbeEvery(
 	"jiffy-probe-every", cl::init(1),
@@ -221,6 +231,15 @@ Instruction *entryPoint(Function &F)
 	return E.getTerminator();
 }
 
+/* Where a latch probe goes (-jiffy-probe-latch-at); null: nowhere (an exception-handling pad). */
+Instruction *latchPoint(BasicBlock *Latch)
+{
+	if (Latch->getTerminator()->isEHPad())
+		return nullptr;
+	return LatchPosition == LatchAt::Top ? &*Latch->getFirstInsertionPt()
+					     : Latch->getTerminator();
+}
+
 class ProbeEmitter {
 public:
 	explicit ProbeEmitter(Module &M)
@@ -326,9 +345,8 @@ FunctionCounts instrument(Function &F, FunctionAnalysisManager &FAM, ProbeEmitte
 			continue;
 		}
 		for (BasicBlock *Latch : Latches)
-			if (!Latch->getTerminator()->isEHPad() &&
-			    Seen.insert(Latch->getTerminator()).second)
-				Sites.push_back({Latch->getTerminator(), nullptr});
+			if (Instruction *At = latchPoint(Latch); At && Seen.insert(At).second)
+				Sites.push_back({At, nullptr});
 	}
 	Instruction *EntryAt = entry ? entryPoint(F) : nullptr;
 

@@ -27,7 +27,7 @@ struct kernel_set {
 };
 
 /* Variants: the list is the CMake one (PROBE_BENCH_VARIANTS), in the same order. */
-#define PROBE_BENCH_VARIANTS(X) X(plain) X(probed) X(every16) X(smalltrip0) X(entryall) X(entrynone)
+#define PROBE_BENCH_VARIANTS(X) X(plain) X(probed) X(every16) X(smalltrip0) X(entryall) X(entrynone) X(latchend)
 #define PROBE_BENCH_DECLARE(v) extern const struct kernel_set kernels_##v;
 PROBE_BENCH_VARIANTS(PROBE_BENCH_DECLARE)
 

@@ -10,8 +10,9 @@
  *                                         median, min, max ms and the median's change vs plain.
  *                                         Nothing else runs, so no probe ever fires: run it with
  *                                         JIFFY_PREEMPT=none or deadline (idle: the word is 0).
- *   probe_bench interval <kernel> [ms]    under JIFFY_PREEMPT=deadline, JIFFY_WORKERS=1: the
- *                                         probed kernel alone for ms (default 300), then again
+ *   probe_bench interval <kernel> [ms] [variant]  under JIFFY_PREEMPT=deadline, JIFFY_WORKERS=1:
+ *                                         the kernel (variant: default probed) alone for ms
+ *                                         (default 300), then again
  *                                         with a second uthread that notes the time and yields;
  *                                         prints the intervals between its runs (= between
  *                                         preemptions of the kernel) and the kernel's slowdown.
@@ -37,7 +38,7 @@ static struct kernel_data data;
 static void setup(void)
 {
 	uint64_t x = 88172645463325252ull;
-	data.n = 160;
+	data.n = 256;
 	data.a = malloc(data.n * data.n * sizeof(double));
 	data.b = malloc(data.n * data.n * sizeof(double));
 	data.c = malloc(data.n * data.n * sizeof(double));
@@ -45,8 +46,8 @@ static void setup(void)
 		data.a[i] = (double)(i % 17) * 0.25;
 		data.b[i] = (double)(i % 13) * 0.5;
 	}
-	data.nkeys = 150000;
-	data.slots = 1 << 19;
+	data.nkeys = 400000;
+	data.slots = 1 << 21;
 	data.keys = malloc(data.nkeys * sizeof(uint64_t));
 	data.table = malloc(data.slots * sizeof(uint64_t));
 	for (size_t i = 0; i < data.nkeys; i++) {
@@ -60,7 +61,7 @@ static void setup(void)
 		t[i] = words[i % (sizeof(words) - 1)];
 	t[len] = 0;
 	data.text = t;
-	data.fib_n = 27;
+	data.fib_n = 30;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -119,6 +120,7 @@ static int overhead(int reps)
 /* --- interval ------------------------------------------------------------------------------- */
 
 static int ikernel;
+static const struct kernel_set *ivariant = &kernels_probed;
 static uint64_t duration_ns;
 static volatile int spinning_done;
 static uint64_t *stamps;
@@ -127,7 +129,7 @@ static size_t nstamps, maxstamps;
 /* Runs of the probed kernel that fit in duration_ns. */
 static void *spin_main(void *arg)
 {
-	const struct kernel_set *ks = &kernels_probed;
+	const struct kernel_set *ks = ivariant;
 	(void)arg;
 	uint64_t end = jf_now_ns() + duration_ns, runs = 0;
 	while (jf_now_ns() < end) {
@@ -185,9 +187,9 @@ static int interval(void)
 	}
 	double mean = sum / n, sd = sqrt(sq / n - mean * mean);
 	qsort(iv, n, sizeof(*iv), cmp_double);
-	printf("interval %-10s mech=%s preempts=%" PRIu64 " n=%zu us: p10 %.1f p50 %.1f p90 %.1f "
+	printf("interval %-10s %-10s mech=%s preempts=%" PRIu64 " n=%zu us: p10 %.1f p50 %.1f p90 %.1f "
 	       "p99 %.1f max %.1f mean %.1f sd %.1f  slowdown %+.1f%%\n",
-	       kernel_names[ikernel], jf_preempt_mechanism(), s1.preempts - s0.preempts, n,
+	       kernel_names[ikernel], ivariant->variant, jf_preempt_mechanism(), s1.preempts - s0.preempts, n,
 	       iv[n / 10], iv[n / 2], iv[n * 9 / 10], iv[n * 99 / 100], iv[n - 1], mean, sd,
 	       ((double)alone / (double)shared - 1) * 100);
 	return 0;
@@ -220,13 +222,16 @@ int main(int argc, char **argv)
 			if (!strcmp(argv[2], kernel_names[k]))
 				ikernel = k;
 		duration_ns = (argc > 3 ? strtoull(argv[3], NULL, 0) : 300) * 1000000ull;
+		for (size_t v = 0; argc > 4 && v < NVARIANTS; v++)
+			if (!strcmp(argv[4], variants[v]->variant))
+				ivariant = variants[v];
 		if (ikernel < 0) {
 			fprintf(stderr, "probe_bench: unknown kernel %s\n", argv[2]);
 			return 2;
 		}
 	} else {
 		fprintf(stderr, "usage: %s overhead [reps] | interval "
-				"matmul|hashbuild|strloop|recursive [ms]\n", argv[0]);
+				"matmul|hashbuild|strloop|recursive [ms] [variant]\n", argv[0]);
 		return 2;
 	}
 	if (jf_run(NULL, app_main, NULL, &ret) != 0) {

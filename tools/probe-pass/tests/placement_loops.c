@@ -2,7 +2,7 @@
  * placement_loops.c - where the probe pass puts probes in loops (run by check-placement.sh).
  *
  * Owns: the loop rules: a loop of unknown trip count gets a probe on its back-edge (in the latch,
- * right before the branch that closes the loop), also once vectorized and unrolled; a loop nest
+ * the block whose branch closes the loop), also once vectorized and unrolled; a loop nest
  * SCEV bounds by 64 iterations gets none (at -O2; at -O0 SCEV cannot see through the stack slots,
  * so every loop is probed); a short loop inside a long one is covered by the outer probe; a
  * function without loops or calls gets nothing.
@@ -37,9 +37,10 @@
 // CHECK-NEXT: br i1 %jf.due, label %jf.probe.slow
 // CHECK: jf.probe.slow:
 // CHECK-NEXT: call void @jf__safepoint_slow()
-// The probe is the last thing before the back-edge.
+// The probe is in the block that closes the loop (at its top: -jiffy-probe-latch-at=top).
 // CHECK: jf.probe.cont:
-// CHECK-NEXT: br {{.*}}!llvm.loop
+// CHECK-NOT: {{^[[:alnum:]._]+:}}
+// CHECK: br {{.*}}!llvm.loop
 // CHECK-NOT: jf.poll
 // CHECK: {{^}}}
 unsigned long hash(unsigned long h, long n)
@@ -54,10 +55,13 @@ unsigned long hash(unsigned long h, long n)
 // CHECK-LABEL: define {{.*}}@vsum(
 // O2: vector.body:
 // O2-NOT: {{^[[:alnum:]._]+:}}
+// O2: %jf.poll{{[0-9]*}} = call i64 asm sideeffect
+// O2: jf.probe.cont{{[0-9]*}}:
+// O2-NOT: {{^[[:alnum:]._]+:}}
 // O2: add <{{[0-9]+}} x i64>
-// CHECK: %jf.poll = call i64 asm sideeffect
-// CHECK: jf.probe.cont:
-// CHECK-NEXT: br {{.*}}!llvm.loop
+// O2-NOT: {{^[[:alnum:]._]+:}}
+// O2: br {{.*}}!llvm.loop
+// O0: %jf.poll = call i64 asm sideeffect
 // CHECK: {{^}}}
 long vsum(const long *p, long n)
 {
