@@ -55,6 +55,8 @@ struct jf_policy_tunables {
 void jf_policy_tunables_default(struct jf_policy_tunables *t);
 
 #define JF_POLICY_NAME_MAX 32
+/* struct jf_config.grace_ns: leave the grace period to the mechanism (see there). */
+#define JF_GRACE_DEFAULT UINT64_MAX
 #define JF_MAX_WORKERS 256
 
 /**
@@ -75,11 +77,18 @@ void jf_policy_tunables_default(struct jf_policy_tunables *t);
  * @stats:        print configuration and per-worker counters when
  *                jf_run() returns.                                     JIFFY_STATS=0|1
  * @preempt:      preemption mechanism: none, timer, dispatcher,
- *                safepoint, deadline, hybrid, uintr (jiffy/preempt.h). JIFFY_PREEMPT
+ *                safepoint, deadline, hybrid, auto (the default),
+ *                uintr (jiffy/preempt.h). "none" runs uthreads to
+ *                completion.                                           JIFFY_PREEMPT
  * @quantum_ns:   run time after which a uthread is preempted when
- *                other work waits.                                     JIFFY_QUANTUM_US
- * @grace_ns:     hybrid: how long a safepoint request may go
- *                unanswered before a signal is sent.                   JIFFY_GRACE_US
+ *                other work waits (default 20 us, chosen for "auto";
+ *                the signal mechanisms need 200 us-1 ms on a KVM
+ *                guest: docs/preemption.md).                           JIFFY_QUANTUM_US
+ * @grace_ns:     hybrid and auto: how long after the quantum a uthread
+ *                that reached no jf_safepoint() is sent the signal.
+ *                JF_GRACE_DEFAULT (what jf_config_default() sets):
+ *                the mechanism's own, hybrid 50 us, auto 1000 us
+ *                (docs/preemption.md says why they differ).            JIFFY_GRACE_US
  * @preempt_signal: the signal the signal mechanisms use (default
  *                SIGURG, as Go does); a name or a number.              JIFFY_PREEMPT_SIGNAL
  * @preempt_skip: Aspen's skip rule: interrupt a worker at the quantum only

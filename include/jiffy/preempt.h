@@ -6,9 +6,10 @@
  * timer signal), "dispatcher" (one thread watching all workers, tgkill only when a uthread has
  * run a full quantum and other work waits), "safepoint" (that thread sets a flag that
  * jf_safepoint() polls), "deadline" (no timer thread: jf_safepoint() compares the TSC with its
- * worker's own due time), "hybrid" (the flag first, a signal after a grace period), and "uintr"
- * (Intel user interrupts, where the CPU and kernel have them). docs/preemption.md explains how to
- * choose one and its quantum.
+ * worker's own due time), "hybrid" (the flag first, a signal after a grace period), "auto" (the
+ * default: deadline's safepoints, and the worker's own timer signal a grace period later for code
+ * that reaches none) and "uintr" (Intel user interrupts, where the CPU and kernel have them).
+ * docs/preemption.md explains how to choose one and its quantum.
  *
  * Guarantees under every mechanism: a preempted uthread resumes with every register the CPU has
  * (the whole XCR0 state: x87, SSE, AVX, AVX-512), its errno and the signal mask it had, on
@@ -75,10 +76,10 @@ static inline void jf_preempt_enable(void)
 /**
  * jf_safepoint() - a cooperative preemption point (an inline load and branch, ~1 ns).
  * Under the "safepoint" and "hybrid" mechanisms the timer thread sets a flag when the calling
- * uthread has run its quantum and other work waits; this call then yields. Under "deadline"
- * there is no timer thread: while other work waits, the worker's due time is armed here and this
- * call also reads the TSC (rdtsc, ~10 ns) to compare; while nothing waits it is the same load and
- * branch. Call it in long loops (every ~1 us of work is plenty). Under other mechanisms it costs
+ * uthread has run its quantum and other work waits; this call then yields. Under "deadline" and
+ * "auto" (the default) there is no timer thread: while other work waits, the worker's due time is
+ * armed here and this call also reads the TSC (rdtsc, ~10 ns) to compare; while nothing waits it
+ * is the same load and branch. Call it in long loops (every ~1 us of work is plenty). Under other mechanisms it costs
  * the load and branch and does nothing.
  */
 static inline void jf_safepoint(void)
@@ -109,6 +110,7 @@ int jf_preempt_available(const char *name, char *why, unsigned long len);
  * struct jf_worker_stats (preempt_requests, preempts, preempt_skipped, preempt_deferred).
  * @mechanism:       name of the mechanism.
  * @quantum_ns:      configured quantum.
+ * @grace_ns:        the grace period in use (hybrid, auto; the mechanism's own unless configured).
  * @scans:           passes of the timer thread over all workers.
  * @signals_sent:    tgkill()/SENDUIPI calls made by the timer thread.
  * @flags_set:       safepoint flags raised.
@@ -121,6 +123,7 @@ struct jf_preempt_stats {
 	uint64_t signals_sent;
 	uint64_t flags_set;
 	uint64_t timer_cpu_ns;
+	uint64_t grace_ns;
 };
 
 /** jf_preempt_stats() - Return: 0, or -ESRCH when no runtime runs. */

@@ -14,28 +14,32 @@
  * Arming is deadline's (jf_deadline_arm, jf_deadline_notify: nothing at all while no work waits,
  * the skip rule), and the timer goes where the word is stored:
  *   on_run  (the worker, at each switch and after a skipped request): due time D published, the
- *           timer moved to D + grace (unless already armed for a moment within grace/2 before
- *           that: see "cost"); with nothing due, the word is 0 and an armed timer is cancelled
+ *           timer set to D + grace unless it is armed for a moment in [D + GRACE_MIN, D + grace]
+ *           already (see "cost"); with nothing due, the word is 0 and an armed timer is cancelled
  *           BEFORE deadline's barrier and second look, which pairs with
  *   on_work (a thread that queued work for a busy worker): deadline's barrier and lowering, then
  *           the timer set to D + grace unless it is armed to fire by then.
  *   kick    (wakeup preemption): the word due at once, the timer within the grace period.
  *   retry   (the signal landed in libc or similar): the word due at once (the first safepoint
- *           after the library call takes it), the timer again after jf_preempt_retry_delay().
+ *           after the library call takes it), the timer again after a backoff on the scale of
+ *           the grace period.
  * A per-worker spinlock orders the timer_settime() calls of the worker and of the threads that
  * queue work for it, and keeps the recorded expiry (jf_now_ns() time, "armed" while in the
  * future) true to the timer. Only runtime code takes it (preemption count > 0), so the signal
  * handler never finds it held by the code it interrupted; nothing takes it while no work waits.
  *
- * Cost: when a safepoint answers in time, the timer must not fire. Moving or cancelling it is a
- * timer_settime() (~0.5 us on the project's KVM guests), a spurious signal costs 19-45 us there
- * (docs/preemption.md has the measurements): so the timer is moved at the next run (one
- * timer_settime replaces the old expiry) and cancelled when nothing waits any more, never left to
- * fire for nothing. A timer armed for a moment within grace/2 before the new run's D + grace is
- * left alone: its signal comes after the due time, so it is not spurious, only after a shorter
- * grace (at least grace/2); that keeps runs shorter than grace/2 (a server's short requests with
- * a queue) at one timer_settime() per grace/2, not one per switch. A worker that goes idle with
- * its timer armed gets one signal that finds nothing to do (the runtime has no hook there).
+ * Cost (the project's 2-vCPU KVM guests; numbers and commands in docs/preemption.md): when a
+ * safepoint answers in time, the timer must not fire, and a spurious signal costs 19-45 us. So the
+ * timer is never left to fire for nothing: it is cancelled when nothing waits any more, and moved
+ * when a new run needs it. But a move is dear too: timer_settime() costs ~0.6 us only when the
+ * expiry lies beyond the next scheduler tick (4 ms at HZ=250); one within it reprograms the local
+ * APIC timer, a VM exit, 6-10 us. Hence a grace period of a millisecond by default (not hybrid's
+ * 50 us), and the window: a timer armed for a moment in [D + GRACE_MIN, D + grace] stays where it
+ * is. Its signal then comes after the due time, so it is never spurious, only after a shorter
+ * grace (at least GRACE_MIN, which a safepoint every few microseconds meets); a worker whose runs
+ * keep starting while work waits (preemptions at safepoints, a server's short requests) moves its
+ * timer once per grace - GRACE_MIN, not at every switch. A worker that goes idle with its timer
+ * armed gets one signal that finds nothing to do (the runtime has no hook there).
  *
  * Without an invariant TSC (or with JIFFY_CLOCK=monotonic) a safepoint cannot time itself: the
  * word stays 0 and "auto" is "timer" armed at the due time itself (grace 0).
@@ -48,6 +52,16 @@
 #include "../core/runtime.h"
 #include "preempt.h"
 
+/*
+ * The default grace period: long enough that moving the timer is cheap and rare (an expiry within
+ * the next scheduler tick makes timer_settime() reprogram the local APIC timer, a VM exit on a
+ * KVM guest: ~7-10 us instead of ~0.6 us) and that signals to code without safepoints stay a few
+ * percent of its time (19-45 us each); measured in docs/preemption.md.
+ */
+#define JF_AUTO_GRACE_NS (1000 * 1000)
+/* A timer already armed at least this long after a new run's due time is left there. */
+#define GRACE_MIN_NS (50 * 1000)
+
 struct auto_worker {
 	uint32_t lock;      /* orders timer_settime() on this worker's timer */
 	uint64_t expiry_ns; /* when it fires (jf_now_ns() time); armed while in the future; 0: not */
@@ -56,6 +70,7 @@ struct auto_worker {
 static struct auto_worker *aw; /* one per worker, indexed by worker id */
 static bool use_tsc;           /* safepoints time themselves (deadline's word is published) */
 static uint64_t grace_ns;      /* after the due time, before the signal */
+static uint64_t window_ns;     /* grace - GRACE_MIN: how early an armed expiry may stay */
 
 static int auto_available(char *why, size_t len)
 {
@@ -73,6 +88,7 @@ static int auto_init(struct runtime *rt)
 	memset(aw, 0, size);
 	use_tsc = jf_tsc_hz() != 0;
 	grace_ns = use_tsc ? rt->cfg.grace_ns : 0;
+	window_ns = grace_ns > GRACE_MIN_NS ? grace_ns - GRACE_MIN_NS : 0;
 	return 0;
 }
 
@@ -92,13 +108,14 @@ static void timer_set(struct worker *w, struct auto_worker *a, uint64_t at, uint
 }
 
 /*
- * Is an expiry @e fine for a run that must be interrupted at @at? Another thread (@owner false)
- * only needs it armed and no later; the worker itself, at a new run, also wants it no earlier
- * than grace/2 before: an older run's expiry would interrupt the new run before its due time.
+ * Is an expiry @e fine for a run that must be interrupted at @at (= due time + grace)? Another
+ * thread (@owner false) only needs it armed and no later; the worker itself, at a new run, also
+ * wants it no earlier than the due time + GRACE_MIN: an older run's expiry could interrupt the new
+ * run before its due time, or before a safepoint had a chance.
  */
 static bool expiry_fits(uint64_t e, uint64_t at, uint64_t now, bool owner)
 {
-	return e > now && e <= at && (!owner || e + grace_ns / 2 >= at);
+	return e > now && e <= at && (!owner || e + window_ns >= at);
 }
 
 /* Make @w's timer fire at @at (see expiry_fits() for @owner). */
@@ -154,15 +171,24 @@ static void auto_kick(struct worker *w)
 	timer_at(w, now + grace_ns, now, false);
 }
 
+/*
+ * The signal found the uthread in libc (or similar). A safepoint after the call takes the
+ * preemption at once; code without one gets the signal again, backing off on the fallback's own
+ * time scale (a quarter grace period, doubling up to one), not the quantum's: at a quantum of a
+ * few microseconds that would be a storm of 19-45 us signals over a long memcpy().
+ */
 static void auto_retry(struct worker *w, uint64_t now)
 {
+	uint64_t q = jf_rt->cfg.quantum_ns;
+
 	if (use_tsc)
-		jf_deadline_lower(w, 0, 0); /* the first safepoint after the library call takes it */
-	timer_at(w, now + jf_preempt_retry_delay(w, jf_rt->cfg.quantum_ns), now, true);
+		jf_deadline_lower(w, 0, 0);
+	timer_at(w, now + jf_preempt_retry_delay(w, grace_ns > q ? grace_ns : q), now, true);
 }
 
 const struct jf_preempt_mech jf_mech_auto = {
 	.name = "auto",
+	.grace_ns = JF_AUTO_GRACE_NS,
 	.uses_signal = true,
 	.available = auto_available,
 	.init = auto_init,

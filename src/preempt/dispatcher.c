@@ -347,6 +347,7 @@ const struct jf_preempt_mech jf_mech_safepoint = {
 
 const struct jf_preempt_mech jf_mech_hybrid = {
 	.name = "hybrid",
+	.grace_ns = 50 * 1000, /* docs/preemption.md */
 	.uses_signal = true,
 	.uses_thread = true,
 	.available = always_available,

@@ -88,6 +88,7 @@ int jf_preempt_stats(struct jf_preempt_stats *out)
 	memset(out, 0, sizeof(*out));
 	out->mechanism = rt->mech->name;
 	out->quantum_ns = rt->cfg.quantum_ns;
+	out->grace_ns = rt->cfg.grace_ns;
 	out->scans = __atomic_load_n(&rt->pt_scans, __ATOMIC_RELAXED);
 	out->signals_sent = __atomic_load_n(&rt->pt_signals, __ATOMIC_RELAXED);
 	out->flags_set = __atomic_load_n(&rt->pt_flags, __ATOMIC_RELAXED);
@@ -397,6 +398,8 @@ int jf_preempt_setup(struct runtime *rt, char *err, size_t errlen)
 	}
 	rt->mech = m;
 	rt->preempting = m != &jf_mech_none;
+	if (rt->cfg.grace_ns == JF_GRACE_DEFAULT)
+		rt->cfg.grace_ns = m->grace_ns;
 	our_pid = getpid();
 	nr_denied = 0;
 	if (rt->preempting)

@@ -36,6 +36,8 @@ struct worker;
  * @retry:        a request to @w was deferred because the uthread was in code that must not be
  *                interrupted (libc, ...): ask again a little later.
  * @kick:         interrupt @w as soon as possible (wakeup preemption, issue 4).
+ * @grace_ns:     the grace period (jf_config.grace_ns) when the configuration leaves it to the
+ *                mechanism (JF_GRACE_DEFAULT); 0 for those without one.
  */
 struct jf_preempt_mech {
 	const char *name;
@@ -50,6 +52,7 @@ struct jf_preempt_mech {
 	void (*on_work)(struct worker *self, struct worker *target);
 	void (*retry)(struct worker *w, uint64_t now);
 	void (*kick)(struct worker *w);
+	uint64_t grace_ns;
 };
 
 /* The mechanisms' names, in the order of the table in preempt.c (for error messages). */

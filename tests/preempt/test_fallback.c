@@ -98,14 +98,18 @@ static void *a_fn(void *arg)
 #define ROUNDS 10
 static int rounds;
 static struct jf_worker_stats st0, st1;
-static uint64_t worst_delay_ns;
+static uint64_t worst_delay_ns, grace_ns;
 
 static void check_exact(void);
 
 static void *run_main(void *arg)
 {
 	(void)arg;
+	struct jf_preempt_stats ps;
+
 	CHECK(strcmp(jf_preempt_mechanism(), mech) == 0);
+	CHECK_EQ(jf_preempt_stats(&ps), 0);
+	grace_ns = ps.grace_ns; /* the mechanism's own unless JIFFY_GRACE_US says */
 	st0 = pt_stats();
 	worst_delay_ns = 0;
 	for (int r = 0; r < rounds; r++) {
@@ -171,7 +175,7 @@ static void run_one(int safepoints)
 	       "signal %llu\n",
 	       NAME, mech, safepoints ? "with" : "without", rounds,
 	       atomic_load(&b_saw_a) ? "before" : "after", (double)worst_delay_ns / 1e3,
-	       (unsigned long long)(quantum_ns / PT_US), (unsigned long long)(cfg.grace_ns / PT_US),
+	       (unsigned long long)(quantum_ns / PT_US), (unsigned long long)(grace_ns / PT_US),
 	       (unsigned long long)pre, (unsigned long long)ps, (unsigned long long)psig);
 	fflush(stdout);
 	CHECK_GE(pre, ps + psig);

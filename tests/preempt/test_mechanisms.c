@@ -1,8 +1,11 @@
 /*
  * preempt/test_mechanisms.c - proves that the preemption mechanism is chosen by name, reported
  * truthfully, and that no bad choice passes silently:
+ *   - the defaults are "auto" at a 20 us quantum, with the grace period left to the mechanism
+ *     (JF_GRACE_DEFAULT: inside jf_run(), jf_preempt_stats() reports 1000 us under auto, 50 us
+ *     under hybrid; a configured one is used as it is);
  *   - jf_preempt_available() says 1 for none, timer, dispatcher, safepoint, deadline (where the
- *     runtime clock is the TSC, as on every machine we run on) and hybrid, -EINVAL for
+ *     runtime clock is the TSC, as on every machine we run on), hybrid and auto, -EINVAL for
  *     unknown names, and for uintr 0 with a reason (this machine has no user interrupts) or 1;
  *   - where uintr is unavailable, jf_run() with it (from the struct or from JIFFY_PREEMPT) returns
  *     -ENOTSUP without running main, with a message on stderr saying uintr is unavailable, and
@@ -13,8 +16,8 @@
  *     value, leaving the configuration unchanged; good values set their fields;
  *     jf_config_validate() and jf_run() reject such values in the struct too;
  *   - inside jf_run(), jf_preempt_mechanism() and jf_preempt_stats() name the configured
- *     mechanism (and "none" / -ESRCH outside), for none, timer, dispatcher, safepoint, deadline and
- *     hybrid,
+ *     mechanism (and "none" / -ESRCH outside), for none, timer, dispatcher, safepoint, deadline,
+ *     hybrid and auto,
  *     each of which runs uthreads that compute past their quantum to completion; only "none" never
  *     preempts.
  * Runs once, from a clean environment (it clears every JIFFY_* variable itself).
@@ -26,8 +29,8 @@
 
 #define NAME "preempt.mechanisms"
 
-static const char *const working[] = {"none",	   "timer",  "dispatcher",
-				      "safepoint", "deadline", "hybrid"};
+static const char *const working[] = {"none",	   "timer",  "dispatcher", "safepoint",
+				      "deadline", "hybrid", "auto"};
 #define NWORKING (sizeof(working) / sizeof(working[0]))
 
 /* ---- stderr capture ---- */
@@ -169,7 +172,9 @@ static void check_config(void)
 	       cfg.preempt_signal);
 	CHECK(memchr(cfg.preempt, '\0', sizeof(cfg.preempt)) != NULL);
 	CHECK_EQ(jf_preempt_available(cfg.preempt, NULL, 0), 1);
-	CHECK(cfg.quantum_ns >= 1000);
+	CHECK(strcmp(cfg.preempt, "auto") == 0);
+	CHECK_EQ(cfg.quantum_ns, 20 * PT_US);
+	CHECK(cfg.grace_ns == JF_GRACE_DEFAULT);
 	CHECK_EQ(cfg.preempt_signal, SIGURG);
 	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), 0);
 
@@ -244,7 +249,7 @@ static void check_config(void)
 #define NSPIN 4
 
 static const char *expected_mech;
-static uint64_t expected_quantum;
+static uint64_t expected_quantum, expected_grace;
 static char counter_errors[1024];
 
 static void *spin_fn(void *arg)
@@ -279,6 +284,8 @@ static void *mech_main(void *arg)
 	CHECK(ps.mechanism != NULL);
 	CHECK(strcmp(ps.mechanism, expected_mech) == 0);
 	CHECK_EQ(ps.quantum_ns, expected_quantum);
+	if (!strcmp(expected_mech, "auto") || !strcmp(expected_mech, "hybrid"))
+		CHECK_EQ(ps.grace_ns, expected_grace);
 
 	/* Non-preemptible regions and safepoints are harmless under every mechanism. */
 	jf_preempt_disable();
@@ -345,7 +352,13 @@ static void check_run_each(void)
 		cfg.quantum_ns = 200 * PT_US;
 		expected_mech = working[i];
 		expected_quantum = cfg.quantum_ns;
+		expected_grace = !strcmp(working[i], "auto") ? 1000 * PT_US : 50 * PT_US;
 		CHECK(jft_run(&cfg, mech_main, NULL) == (void *)0x600d);
+		if (!strcmp(working[i], "auto") || !strcmp(working[i], "hybrid")) {
+			/* A configured grace period is used as it is. */
+			cfg.grace_ns = expected_grace = 300 * PT_US;
+			CHECK(jft_run(&cfg, mech_main, NULL) == (void *)0x600d);
+		}
 		CHECK(strcmp(jf_preempt_mechanism(), "none") == 0);
 		CHECK_EQ(jf_preempt_stats(&ps), -ESRCH);
 	}
@@ -355,6 +368,18 @@ static void check_run_each(void)
 	CHECK_EQ(setenv("JIFFY_WORKERS", "1", 1), 0);
 	expected_mech = "dispatcher";
 	expected_quantum = 150 * PT_US;
+	{
+		void *ret = NULL;
+
+		CHECK_EQ(jf_run(NULL, mech_main, NULL, &ret), 0);
+		CHECK(ret == (void *)0x600d);
+	}
+	jft_clear_jiffy_env();
+	/* Nothing chosen: the default, auto at 20 us with its own grace period. */
+	CHECK_EQ(setenv("JIFFY_WORKERS", "1", 1), 0);
+	expected_mech = "auto";
+	expected_quantum = 20 * PT_US;
+	expected_grace = 1000 * PT_US;
 	{
 		void *ret = NULL;
 
