@@ -39,6 +39,7 @@ static const char *const part_names[] = {"raw", "mech", "slowdown", "timeliness"
 static struct {
 	int quick, parts, reps, verbose, wall;
 	const char *csv_path;
+	const char *only; /* --mechs: comma-separated mechanisms to run (NULL: all) */
 	FILE *csv;
 	double chunk_ns;       /* one work chunk of the batch workload */
 	uint64_t chunk_iters;
@@ -69,7 +70,8 @@ struct mech {
 static struct mech mechs[] = {
 	{.name = "timer"},	    {.name = "dispatcher"}, {.name = "dispatcher+spin"},
 	{.name = "safepoint"},	    {.name = "safepoint+spin"}, {.name = "deadline"},
-	{.name = "hybrid"},	    {.name = "hybrid+spin"},	{.name = "uintr"},
+	{.name = "hybrid"},	    {.name = "hybrid+spin"},	{.name = "auto"},
+	{.name = "uintr"},
 };
 #define NMECH (sizeof(mechs) / sizeof(mechs[0]))
 
@@ -161,18 +163,31 @@ static int run_batch(const char *mech, uint64_t q_us, int safepoints, struct ph_
 		fprintf(stderr,
 			"run %-15s %-3s q=%-5" PRIu64 " %8.2f ms (cpu %8.2f ms) preempts %" PRIu64
 			" requests %" PRIu64
-			" skipped %" PRIu64 " deferred %" PRIu64 " switches %" PRIu64 " | scans %" PRIu64
+			" skipped %" PRIu64 " deferred %" PRIu64 " switches %" PRIu64
+			" (at safepoints %" PRIu64 ", by signal %" PRIu64 ") | scans %" PRIu64
 			" signals %" PRIu64 " flags %" PRIu64 " timer cpu %.2f ms%s%s\n",
 			mech, safepoints ? "sp" : "-", q_us, ms(r->wall_ns), ms(r->worker_cpu_ns),
 			r->st.preempts,
 			r->st.preempt_requests, r->st.preempt_skipped, r->st.preempt_deferred,
-			r->st.switches, r->scans, r->signals_sent, r->flags_set, ms(r->timer_cpu_ns),
+			r->st.switches, r->st.preempts_safepoint, r->st.preempts_signal, r->scans, r->signals_sent, r->flags_set, ms(r->timer_cpu_ns),
 			r->attempts > 1 ? " (repeated: machine busy)" : "",
 			r->contended ? " (STILL CONTENDED)" : "");
 	return 0;
 }
 
 /* ---- output helpers ----------------------------------------------------------------------- */
+
+/* The configured grace period, for headers: "N us", or each mechanism's own. */
+static const char *grace_str(void)
+{
+	static char buf[64];
+	uint64_t g = ph_grace_ns();
+
+	if (g == JF_GRACE_DEFAULT)
+		return "each mechanism's own (hybrid 50 us, auto 1000 us)";
+	snprintf(buf, sizeof(buf), "%" PRIu64 " us", g / 1000);
+	return buf;
+}
 
 static void csv_row(const char *part, const char *mech, const char *workload, double q_us,
 		    int workers, const char *metric, double value, const char *unit)
@@ -207,9 +222,10 @@ static const char *fmt(char *buf, size_t len, double v, int prec)
 /* ---- part raw ----------------------------------------------------------------------------- */
 
 #define NPT 4
+static const uint64_t settime_near_us[3] = {150, 1000, 5000};
 static struct {
 	int have;
-	double self_ns, getpid_ns, settime_ns;
+	double self_ns, getpid_ns, settime_ns, settime_near_ns[3];
 	struct ph_xcpu x;
 	struct ph_ptimer pt[NPT];
 	struct ph_sleeper sl;
@@ -231,6 +247,9 @@ static void measure_raw(int print)
 	raw.self_ns = ph_raw_self_signal_ns(sig, opt.quick ? 20000 : 50000);
 	raw.getpid_ns = ph_raw_getpid_ns(opt.quick ? 20000 : 100000);
 	raw.settime_ns = ph_raw_settime_ns(sig, opt.quick ? 20000 : 50000);
+	for (int i = 0; i < 3; i++)
+		raw.settime_near_ns[i] = ph_raw_settime_at_ns(sig, opt.quick ? 2000 : 5000,
+							      settime_near_us[i] * 1000u);
 	ph_raw_xcpu_signal(sig, opt.q_signal_us * 1000u, work_ns, reps, &raw.x);
 	for (int i = 0; i < raw.npt; i++)
 		ph_raw_posix_timer(sig, periods[i] * 1000u, work_ns, reps, &raw.pt[i]);
@@ -278,8 +297,14 @@ static void measure_raw(int print)
 			p->rate_per_s, "1/s");
 	}
 	printf("   (iv)  timer_settime(), one-shot per-thread timer armed 1 s ahead: %8.0f ns per "
-	       "call\n",
-	       raw.settime_ns);
+	       "call;\n         armed (and re-armed before it fires) %" PRIu64 " us / %" PRIu64
+	       " us / %" PRIu64 " us ahead: %.0f / %.0f / %.0f ns (inside the next tick it "
+	       "reprograms the APIC timer)\n",
+	       raw.settime_ns, settime_near_us[0], settime_near_us[1], settime_near_us[2],
+	       raw.settime_near_ns[0], raw.settime_near_ns[1], raw.settime_near_ns[2]);
+	for (int i = 0; i < 3; i++)
+		csv_row("raw", "timer_settime", "", (double)settime_near_us[i], 0, "call_ahead",
+			raw.settime_near_ns[i], "ns");
 	if (raw.sl.ok)
 		printf("   (v)   a thread sleeping %" PRIu64 " us at a time on the 2nd CPU, where another "
 		       "spins (a timer thread with no CPU of its own):\n"
@@ -325,6 +350,8 @@ static const struct mech_row mech_rows[] = {
 	{"deadline", 1, 1, FLOOR_GOAL100},
 	{"hybrid", 1, 1, FLOOR_GOAL100},
 	{"hybrid+spin", 1, 1, FLOOR_GOAL100},
+	{"auto", 1, 1, FLOOR_GOAL100},
+	{"auto", 0, 0, FLOOR_PTIMER},
 };
 #define NMECHROWS (sizeof(mech_rows) / sizeof(mech_rows[0]))
 
@@ -370,8 +397,8 @@ static void part_mech(void)
 	printf("   receiver = (T_run - T_none) / preemptions of the run, median over the runs (min..max "
 	       "beside it); T_none = best of the 'none' runs = %.1f ms (sp), %.1f ms (no-sp);\n"
 	       "   sender = timer thread CPU / (signals + flags); the counters are those of the "
-	       "median run; grace %" PRIu64 " us\n",
-	       ms(base[1]), ms(base[0]), ph_grace_ns() / 1000);
+	       "median run; grace %s\n",
+	       ms(base[1]), ms(base[0]), grace_str());
 	printf("   %-15s %-6s %5s %8s %8s %7s %6s %8s %15s %8s %7s %-12s %8s %6s %s\n", "mechanism",
 	       "wl", "q_us", "preempts", "requests", "skipped", "deferr", "recv ns", "(min..max)",
 	       "send ns", "tmr CPU", "floor", "floor ns", "ratio", "goal");
@@ -470,7 +497,7 @@ static const struct slow_row slow_rows[] = {
 	{"timer", 1},	   {"dispatcher", 1}, {"dispatcher+spin", 1}, {"safepoint", 1},
 	{"safepoint+spin", 1}, {"deadline", 1},  {"hybrid", 1},	  {"hybrid+spin", 1},
 	{"uintr", 1},	   {"timer", 0},	   {"dispatcher", 0}, {"dispatcher+spin", 0}, {"hybrid", 0},
-	{"hybrid+spin", 0},   {"uintr", 0},
+	{"hybrid+spin", 0},   {"uintr", 0},	   {"auto", 1},	      {"auto", 0},
 };
 #define NSLOW (sizeof(slow_rows) / sizeof(slow_rows[0]))
 
@@ -600,7 +627,7 @@ static const struct time_row time_rows[] = {
 	{"timer", 1},	   {"dispatcher", 1},  {"dispatcher+spin", 1}, {"safepoint", 1},
 	{"safepoint+spin", 1}, {"deadline", 1},	   {"hybrid", 1},	   {"hybrid+spin", 1},
 	{"hybrid", 0},
-	{"hybrid+spin", 0},   {"uintr", 1},
+	{"hybrid+spin", 0},   {"uintr", 1},	   {"auto", 1},		   {"auto", 0},
 };
 #define NTIME (sizeof(time_rows) / sizeof(time_rows[0]))
 
@@ -615,14 +642,13 @@ static void part_timeliness(void)
 	static const uint64_t tq[2] = {100, 20};
 	const double chunk_ns = 250;
 	const uint64_t total_ns = opt.quick ? 60000000u : 200000000u;
-	uint64_t grace = ph_grace_ns();
 	struct ph_run_res r;
 
 	printf("d. Timeliness: the time a uthread really runs before it is preempted (2 uthreads, 1 "
 	       "worker, %.2f us chunks, each timestamped; a slice ends at a gap > 2 us in which\n"
 	       "   the other uthread ran; gaps in which it did not are 'interruptions' and stay in "
-	       "the slice). %.0f ms per run; grace %" PRIu64 " us.\n",
-	       chunk_ns / 1000, (double)total_ns / 1e6, grace / 1000);
+	       "the slice). %.0f ms per run; grace %s.\n",
+	       chunk_ns / 1000, (double)total_ns / 1e6, grace_str());
 	printf("   %-15s %-6s %5s %7s %8s %8s %8s %8s %7s %7s %10s %s\n", "mechanism", "wl", "q_us",
 	       "slices", "p50 us", "p90 us", "p99 us", "max us", "p99/q", "max/q", "interrupts",
 	       "bound");
@@ -676,8 +702,8 @@ static void part_timeliness(void)
 			double p99 = (double)ph_pct_u64(r.slices, r.nslices, 99);
 			double mx = (double)r.slices[r.nslices - 1];
 			char bound[96] = "";
-			if (strncmp(row->mech, "hybrid", 6) == 0) {
-				double lim = q + (double)grace;
+			if (strncmp(row->mech, "hybrid", 6) == 0 || strcmp(row->mech, "auto") == 0) {
+				double lim = q + (double)r.grace_ns;
 				uint64_t late = 0;
 				for (uint64_t k = 0; k < r.nslices; k++)
 					late += (double)r.slices[k] > lim;
@@ -896,10 +922,21 @@ static void part_scale(void)
 
 /* ---- main --------------------------------------------------------------------------------- */
 
+/* Is @name one of the comma-separated @list? */
+static int name_in_list(const char *name, const char *list)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: preempt_bench [--quick] [--csv FILE] [--reps N] [--quanta LIST] [--timeout S] [--wall] [-v] [PART...]\n"
+		"usage: preempt_bench [--quick] [--csv FILE] [--reps N] [--quanta LIST] [--timeout S] [--mechs LIST] [--wall] [-v] [PART...]\n"
 		"  PART: raw mech slowdown timeliness scale (default: all)\n"
 		"  --quick      shorter runs and fewer repetitions (~30-40 s instead of ~2-3 min)\n"
 		"  --csv FILE   also write every number as CSV rows "
@@ -908,6 +945,8 @@ static void usage(FILE *f)
 		"  --quanta LIST  quanta in us for parts slowdown and scale's extrapolation "
 		"(default 1000,200,100,50,20,10,5)\n"
 		"  --timeout S  kill a run after S seconds (default 30)\n"
+		"  --mechs LIST only these mechanisms (comma-separated, e.g. auto,deadline,timer); "
+		"the baseline none always runs\n"
 		"  --wall       time runs by the wall clock instead of the worker's CPU time\n"
 		"  -v, --verbose  one line per batch run on stderr (time and every counter)\n"
 		"  JIFFY_* variables apply to every run, except that each run sets the mechanism, "
@@ -976,6 +1015,8 @@ int main(int argc, char **argv)
 			opt.wall = 1;
 		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
 			opt.verbose = 1;
+		} else if (strcmp(a, "--mechs") == 0 && i + 1 < argc) {
+			opt.only = argv[++i];
 		} else if (strcmp(a, "--csv") == 0 && i + 1 < argc) {
 			opt.csv_path = argv[++i];
 		} else if (strcmp(a, "--reps") == 0 && i + 1 < argc) {
@@ -1042,9 +1083,14 @@ int main(int argc, char **argv)
 	ph_calibrate();
 	opt.chunk_iters = ph_iters_for_ns(opt.chunk_ns);
 	opt.chunks = opt.quick ? 15000 : 50000;
-	for (size_t i = 0; i < NMECH; i++)
+	for (size_t i = 0; i < NMECH; i++) {
 		mechs[i].available = ph_mech_available(mechs[i].name, mechs[i].why,
 						       sizeof(mechs[i].why));
+		if (opt.only && !name_in_list(mechs[i].name, opt.only)) {
+			mechs[i].available = 0;
+			snprintf(mechs[i].why, sizeof(mechs[i].why), "not selected (--mechs)");
+		}
+	}
 
 	printf("Jiffy preemption benchmark (bench/preempt_bench)%s\n", opt.quick ? " --quick" : "");
 	printf("machine:  %d CPUs (first %d, second %d), %s, %s, hypervisor %s\n", m.ncpus,

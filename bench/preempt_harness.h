@@ -82,6 +82,12 @@ double ph_raw_self_signal_ns(int sig, unsigned iters);
 double ph_raw_getpid_ns(unsigned iters);
 /** ph_raw_settime_ns() - timer_settime() arming a one-shot per-thread timer 1 s ahead, ns. */
 double ph_raw_settime_ns(int sig, unsigned iters);
+/**
+ * ph_raw_settime_at_ns() - the same, armed @ahead_ns ahead (re-armed before it fires). An expiry
+ * before the CPU's next timer event (the scheduler tick) reprograms the local APIC timer: on a
+ * KVM guest a VM exit, which is what "auto" pays to move its timer (src/preempt/auto.c).
+ */
+double ph_raw_settime_at_ns(int sig, unsigned iters, uint64_t ahead_ns);
 
 /**
  * struct ph_xcpu - a spinning thread on the second CPU receiving signals (tgkill) from a thread
@@ -204,6 +210,7 @@ struct ph_run_res {
 	uint64_t wall_ns, worker_cpu_ns;
 	struct jf_worker_stats st;
 	uint64_t scans, signals_sent, flags_set, timer_cpu_ns;
+	uint64_t grace_ns; /* the grace period the run used (jf_preempt_stats) */
 	uint64_t nslices, noswitch, noswitch_ns;
 	int contended, attempts;
 	uint64_t *slices;
@@ -220,7 +227,8 @@ struct ph_contention {
 };
 void ph_contention(struct ph_contention *out);
 
-/** ph_grace_ns() - the grace period runs use (defaults + environment). */
+/** ph_grace_ns() - the grace period runs are configured with (defaults + environment):
+ * JF_GRACE_DEFAULT when each mechanism uses its own (a run's ph_run_res.grace_ns says which). */
 uint64_t ph_grace_ns(void);
 
 /**

@@ -230,7 +230,10 @@ static int write_json(const char *path, const struct ph_machine *mach, double bu
 		opt.chunks, opt.reps ? opt.reps : (opt.quick ? 3 : 5),
 		opt.wall ? "wall" : "worker_cpu");
 	json_num(f, t_none == UINT64_MAX ? NAN : (double)t_none);
-	fprintf(f, ", \"grace_ns\": %" PRIu64 ", \"max_slowdown_pct\": ", ph_grace_ns());
+	if (ph_grace_ns() == JF_GRACE_DEFAULT)
+		fprintf(f, ", \"grace_ns\": null, \"max_slowdown_pct\": ");
+	else
+		fprintf(f, ", \"grace_ns\": %" PRIu64 ", \"max_slowdown_pct\": ", ph_grace_ns());
 	json_num(f, opt.max_slowdown);
 	struct ph_contention ct;
 	ph_contention(&ct);
