@@ -167,9 +167,9 @@ static void check_config(void)
 	size_t i;
 
 	jf_config_default(&cfg);
-	printf("%s: defaults: preempt %s, quantum %llu ns, grace %llu ns, signal %d\n", NAME,
-	       cfg.preempt, (unsigned long long)cfg.quantum_ns, (unsigned long long)cfg.grace_ns,
-	       cfg.preempt_signal);
+	printf("%s: defaults: preempt %s, quantum %llu ns, grace %s, signal %d\n", NAME,
+	       cfg.preempt, (unsigned long long)cfg.quantum_ns,
+	       cfg.grace_ns == JF_GRACE_DEFAULT ? "the mechanism's own" : "set", cfg.preempt_signal);
 	CHECK(memchr(cfg.preempt, '\0', sizeof(cfg.preempt)) != NULL);
 	CHECK_EQ(jf_preempt_available(cfg.preempt, NULL, 0), 1);
 	CHECK(strcmp(cfg.preempt, "auto") == 0);
