@@ -57,6 +57,8 @@ void jf_policy_tunables_default(struct jf_policy_tunables *t);
 #define JF_POLICY_NAME_MAX 32
 /* struct jf_config.grace_ns: leave the grace period to the mechanism (see there). */
 #define JF_GRACE_DEFAULT UINT64_MAX
+/* jf_config.quantum_ns: the mechanism's own (jf_config_default() sets it). */
+#define JF_QUANTUM_DEFAULT UINT64_MAX
 #define JF_MAX_WORKERS 256
 
 /**
@@ -81,9 +83,12 @@ void jf_policy_tunables_default(struct jf_policy_tunables *t);
  *                uintr (jiffy/preempt.h). "none" runs uthreads to
  *                completion.                                           JIFFY_PREEMPT
  * @quantum_ns:   run time after which a uthread is preempted when
- *                other work waits (default 20 us, chosen for "auto";
- *                the signal mechanisms need 200 us-1 ms on a KVM
- *                guest: docs/preemption.md).                           JIFFY_QUANTUM_US
+ *                other work waits. JF_QUANTUM_DEFAULT (what
+ *                jf_config_default() sets): the mechanism's own, 20 us
+ *                for auto, deadline and uintr, 100 us for the ones a
+ *                signal or a timer thread drives per quantum (timer,
+ *                dispatcher, safepoint, hybrid: they need 200 us-1 ms
+ *                on a KVM guest; docs/preemption.md).                  JIFFY_QUANTUM_US
  * @grace_ns:     hybrid and auto: how long after the quantum a uthread
  *                that reached no jf_safepoint() is sent the signal.
  *                JF_GRACE_DEFAULT (what jf_config_default() sets):

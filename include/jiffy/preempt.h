@@ -36,10 +36,18 @@ struct jf__preempt_tls {
 	uint64_t poll;   /* jf_safepoint() enters the runtime once the TSC reaches this; 0: never.
 			  * The timer thread's flag is 1 (due at once); "deadline" stores its
 			  * worker's own due time, in TSC ticks. */
+	/* Compiler probes (tools/probe-pass), while @poll is armed: a probe decrements @probe_left
+	 * (offset 16, in the probe's inline asm) and reads the TSC only when it reaches 0, in
+	 * jf__probe_armed(), which sets the next count from the rate probes ran at, so a tight
+	 * loop reads the TSC a few times per quantum instead of at every iteration. */
+	int64_t probe_left;
+	uint64_t probe_tsc;  /* when jf__probe_armed() last read the TSC (0: not since arming) */
+	int64_t probe_span;  /* the count it set then */
 };
 extern __thread struct jf__preempt_tls jf__preempt __attribute__((tls_model("initial-exec")));
 void jf__preempt_enable_slow(void);
 void jf__safepoint_slow(void);
+void jf__probe_armed(void);
 
 /*
  * The TLS accesses are asm volatile: the compiler must not reuse an address computed on the

@@ -68,7 +68,7 @@ void jf_config_default(struct jf_config *cfg)
 	 * signal costs 19-45 us on a KVM guest). docs/preemption.md, "The default".
 	 */
 	snprintf(cfg->preempt, sizeof(cfg->preempt), "%s", "auto");
-	cfg->quantum_ns = 20 * 1000;
+	cfg->quantum_ns = JF_QUANTUM_DEFAULT; /* the mechanism's own: auto 20 us, timer 100 us */
 	cfg->grace_ns = JF_GRACE_DEFAULT; /* the mechanism's own: hybrid 50 us, auto 1 ms */
 	cfg->preempt_signal = SIGURG;
 	cfg->netpoll_ns = 5 * 1000; /* see docs/netpoll.md */
@@ -167,7 +167,8 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 		return jf_errf(err, errlen, "stack_cache = %u: must be at most 65536", cfg->stack_cache);
 	if (memchr(cfg->policy, '\0', sizeof(cfg->policy)) == NULL || cfg->policy[0] == '\0')
 		return jf_errf(err, errlen, "policy: must be a non-empty name");
-	if (cfg->quantum_ns < 1000 || cfg->quantum_ns > 1000000000ull)
+	if (cfg->quantum_ns != JF_QUANTUM_DEFAULT &&
+	    (cfg->quantum_ns < 1000 || cfg->quantum_ns > 1000000000ull))
 		return jf_errf(err, errlen, "quantum_ns = %" PRIu64 ": must be between 1 us and 1 s",
 			    cfg->quantum_ns);
 	if (cfg->grace_ns != JF_GRACE_DEFAULT && cfg->grace_ns > 1000000000ull)
@@ -486,7 +487,10 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "spin_max_us = %" PRIu64 "\n", cfg->spin_max_ns / 1000u);
 	fprintf(out, "clock = %s (%" PRIu64 " Hz)\n", jf_clock_source(), jf_tsc_hz());
 	fprintf(out, "preempt = %s\n", cfg->preempt);
-	fprintf(out, "quantum_us = %" PRIu64 "\n", cfg->quantum_ns / 1000u);
+	if (cfg->quantum_ns == JF_QUANTUM_DEFAULT)
+		fprintf(out, "quantum_us = default\n");
+	else
+		fprintf(out, "quantum_us = %" PRIu64 "\n", cfg->quantum_ns / 1000u);
 	if (cfg->grace_ns == JF_GRACE_DEFAULT)
 		fprintf(out, "grace_us = default\n");
 	else

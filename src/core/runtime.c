@@ -388,6 +388,8 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 		goto out_inactive;
 	}
 	jf_pthread_shim_setup(&cfg);
+	if (cfg.quantum_ns == JF_QUANTUM_DEFAULT) /* before the policy copies it */
+		cfg.quantum_ns = jf_preempt_default_quantum(cfg.preempt);
 	jf_clock_init();
 
 	rc = runtime_create(&cfg, &rt);

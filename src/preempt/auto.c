@@ -199,4 +199,5 @@ const struct jf_preempt_mech jf_mech_auto = {
 	.on_work = auto_on_work,
 	.retry = auto_retry,
 	.kick = auto_kick,
+	.quantum_ns = 20 * 1000, /* µs quanta cost it little: docs/preemption.md */
 };

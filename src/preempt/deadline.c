@@ -78,10 +78,14 @@ void jf_deadline_lower(struct worker *w, uint64_t when, uint64_t now)
 	uint64_t tsc = tsc_at(when, now), cur;
 
 	cur = __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED);
-	while ((cur == 0 || cur > tsc) &&
-	       !__atomic_compare_exchange_n(&w->ptls->poll, &cur, tsc, false, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED))
-		;
+	while (cur == 0 || cur > tsc) {
+		if (__atomic_compare_exchange_n(&w->ptls->poll, &cur, tsc, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED)) {
+			/* compiler probes counting down toward the old due time: look now */
+			__atomic_store_n(&w->ptls->probe_left, 0, __ATOMIC_RELAXED);
+			break;
+		}
+	}
 }
 
 uint64_t jf_deadline_arm(struct worker *w, uint64_t now, bool publish,
@@ -91,8 +95,12 @@ uint64_t jf_deadline_arm(struct worker *w, uint64_t now, bool publish,
 	uint64_t when = jf_deadline_due_ns(rt, w);
 
 	if (when != UINT64_MAX) {
-		if (publish)
+		if (publish) {
 			__atomic_store_n(&w->ptls->poll, tsc_at(when, now), __ATOMIC_RELAXED);
+			/* compiler probes: read the TSC at the next one */
+			__atomic_store_n(&w->ptls->probe_left, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&w->ptls->probe_tsc, 0, __ATOMIC_RELAXED);
+		}
 		return when;
 	}
 	if (publish)
@@ -146,4 +154,5 @@ const struct jf_preempt_mech jf_mech_deadline = {
 	.on_run = deadline_on_run,
 	.on_work = deadline_on_work,
 	.kick = deadline_kick,
+	.quantum_ns = 20 * 1000, /* µs quanta cost it little: docs/preemption.md */
 };

@@ -26,6 +26,7 @@
  * and every other non-reentrant library routine, without wrapping any of them.
  */
 #define _GNU_SOURCE
+#include <x86intrin.h>
 #include <errno.h>
 #include <link.h>
 #include <signal.h>
@@ -54,6 +55,12 @@ const struct jf_preempt_mech *jf_preempt_mech_find(const char *name)
 		if (!strcmp(mechs[i]->name, name))
 			return mechs[i];
 	return NULL;
+}
+
+uint64_t jf_preempt_default_quantum(const char *name)
+{
+	const struct jf_preempt_mech *m = jf_preempt_mech_find(name);
+	return m && m->quantum_ns ? m->quantum_ns : JF_QUANTUM_FALLBACK_NS;
 }
 
 int jf_preempt_available(const char *name, char *why, unsigned long len)
@@ -323,6 +330,41 @@ void jf__safepoint_slow(void)
 		STAT_INC(w, preempt_requests); /* a safepoint flag answered */
 	request(0, SRC_SAFEPOINT);
 	errno = saved_errno;
+}
+
+/*
+ * The cold path of a compiler probe whose countdown ran out while the word is armed
+ * (include/jiffy/preempt.h, tools/probe-pass): read the TSC; preempt if due; otherwise let the next
+ * check come after about half the remaining time, in probes, at the rate probes ran since the last
+ * read (at most PROBE_SPAN_MAX, so a loop whose iterations suddenly get slow is checked again
+ * soon; code that stops probing altogether is the signal fallback's: "auto"). The due time is
+ * approached by halves, so a quantum costs ~log2(quantum / time per probe) TSC reads, and the
+ * preemption is late by at most a probe interval's change within the last span.
+ */
+#define PROBE_SPAN_MAX 256
+
+void jf__probe_armed(void)
+{
+	struct jf__preempt_tls *p = jf_ptls();
+	uint64_t when = __atomic_load_n(&p->poll, __ATOMIC_RELAXED), now = __rdtsc();
+	uint64_t tsc = __atomic_load_n(&p->probe_tsc, __ATOMIC_RELAXED);
+	int64_t span = 1;
+
+	if (when == 0 || now >= when) {
+		__atomic_store_n(&p->probe_left, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->probe_tsc, 0, __ATOMIC_RELAXED);
+		if (when)
+			jf__safepoint_slow();
+		return;
+	}
+	if (tsc && now > tsc && p->probe_span > 0) {
+		uint64_t per = (now - tsc) / (uint64_t)p->probe_span; /* TSC ticks per probe */
+		uint64_t want = (when - now) / 2 / (per ? per : 1);
+		span = want < 1 ? 1 : want > PROBE_SPAN_MAX ? PROBE_SPAN_MAX : (int64_t)want;
+	}
+	__atomic_store_n(&p->probe_tsc, now, __ATOMIC_RELAXED);
+	p->probe_span = span;
+	__atomic_store_n(&p->probe_left, span, __ATOMIC_RELAXED);
 }
 
 /* --- the signal --------------------------------------------------------------------------------- */

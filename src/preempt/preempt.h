@@ -38,6 +38,8 @@ struct worker;
  * @kick:         interrupt @w as soon as possible (wakeup preemption, issue 4).
  * @grace_ns:     the grace period (jf_config.grace_ns) when the configuration leaves it to the
  *                mechanism (JF_GRACE_DEFAULT); 0 for those without one.
+ * @quantum_ns:   the quantum when the configuration leaves it to the mechanism
+ *                (JF_QUANTUM_DEFAULT); 0: JF_QUANTUM_FALLBACK_NS.
  */
 struct jf_preempt_mech {
 	const char *name;
@@ -53,7 +55,13 @@ struct jf_preempt_mech {
 	void (*retry)(struct worker *w, uint64_t now);
 	void (*kick)(struct worker *w);
 	uint64_t grace_ns;
+	uint64_t quantum_ns;
 };
+
+/* The quantum of a mechanism that names none (a signal or a timer-thread wake per quantum). */
+#define JF_QUANTUM_FALLBACK_NS (100 * 1000u)
+/* @name's default quantum (JF_QUANTUM_FALLBACK_NS for an unknown name). */
+uint64_t jf_preempt_default_quantum(const char *name);
 
 /* The mechanisms' names, in the order of the table in preempt.c (for error messages). */
 #define JF_PREEMPT_KNOWN "none, timer, dispatcher, safepoint, deadline, hybrid, auto, uintr"

@@ -158,4 +158,5 @@ const struct jf_preempt_mech jf_mech_uintr = {
 	.fini = uintr_fini,
 	.worker_start = uintr_worker_start,
 	.worker_stop = uintr_worker_stop,
+	.quantum_ns = 20 * 1000, /* µs quanta cost it little: docs/preemption.md */
 };

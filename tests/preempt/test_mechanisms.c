@@ -173,7 +173,7 @@ static void check_config(void)
 	CHECK(memchr(cfg.preempt, '\0', sizeof(cfg.preempt)) != NULL);
 	CHECK_EQ(jf_preempt_available(cfg.preempt, NULL, 0), 1);
 	CHECK(strcmp(cfg.preempt, "auto") == 0);
-	CHECK_EQ(cfg.quantum_ns, 20 * PT_US);
+	CHECK(cfg.quantum_ns == JF_QUANTUM_DEFAULT);
 	CHECK(cfg.grace_ns == JF_GRACE_DEFAULT);
 	CHECK_EQ(cfg.preempt_signal, SIGURG);
 	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), 0);
@@ -368,6 +368,19 @@ static void check_run_each(void)
 	CHECK_EQ(setenv("JIFFY_WORKERS", "1", 1), 0);
 	expected_mech = "dispatcher";
 	expected_quantum = 150 * PT_US;
+	{
+		void *ret = NULL;
+
+		CHECK_EQ(jf_run(NULL, mech_main, NULL, &ret), 0);
+		CHECK(ret == (void *)0x600d);
+	}
+	jft_clear_jiffy_env();
+	/* A signal mechanism with no quantum named: its own, 100 us (not auto's 20 us). */
+	CHECK_EQ(setenv("JIFFY_PREEMPT", "timer", 1), 0);
+	CHECK_EQ(setenv("JIFFY_WORKERS", "1", 1), 0);
+	expected_mech = "timer";
+	expected_quantum = 100 * PT_US;
+	expected_grace = 0;
 	{
 		void *ret = NULL;
 

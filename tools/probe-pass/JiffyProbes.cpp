@@ -9,8 +9,12 @@
  * The probe, at an insertion point P:
  *     when = asm sideeffect "movq jf__preempt@gottpoff(%rip), %rax; movq %fs:8(%rax), $0"
  *     if (when != 0)                      -- weighted 1:2000, the cold block is out of line
- *         if (readcyclecounter() >= when) -- rdtsc
- *             jf__safepoint_slow();       -- preserves errno; defers inside jf_preempt_disable()
+ *         if (--jf__preempt.probe_left <= 0)  -- inline asm on the TLS word at offset 16
+ *             jf__probe_armed();          -- reads the TSC, preempts if due (keeps errno; defers
+ *                                            inside jf_preempt_disable()), sets the next count
+ * The count keeps the TSC off the armed path: while work waits, an rdtsc at every iteration of
+ * a tight loop made it 4.5-7x slower; the runtime now reads it a few times per quantum
+ * (jf__probe_armed in src/preempt/preempt.c).
  * Invariant 1: the TLS address is recomputed by every probe (the asm is volatile and clobbers
  * rax), never cached across a call: a uthread can resume on another kernel thread after any
  * call, and a cached %fs-relative address would read the old worker's word.
@@ -101,7 +105,7 @@ cl::opt<bool> Report("jiffy-probe-report", cl::init(false),
 
 constexpr const char *OptOutAnnotation = "jiffy_no_probe";
 constexpr const char *SkippedSection = ".text.jiffy";
-constexpr const char *SlowPath = "jf__safepoint_slow";
+constexpr const char *ArmedPath = "jf__probe_armed";
 
 /* The functions that carry __attribute__((annotate("jiffy_no_probe"))). */
 SmallPtrSet<const Function *, 8> optedOut(Module &M)
@@ -157,7 +161,7 @@ bool closedCall(const CallBase &CB, const TargetLibraryInfo &TLI, bool allowLeaf
 	const Function *Callee = CB.getCalledFunction();
 	if (!Callee)
 		return false; /* indirect */
-	if (Callee->isIntrinsic() || Callee->getName() == SlowPath)
+	if (Callee->isIntrinsic() || Callee->getName() == ArmedPath)
 		return true; /* the probe's own call (in functions instrumented before this one) */
 	for (const Use &A : CB.args())
 		if (isa<Function>(A->stripPointerCasts()))
@@ -251,13 +255,19 @@ public:
 					  "movq jf__preempt@gottpoff(%rip), %rax\n\t"
 					  "movq %fs:8(%rax), $0",
 					  "=r,~{rax},~{dirflag},~{fpsr},~{flags}", /*sideeffect=*/true);
-		Slow = M.getOrInsertFunction(SlowPath,
-					     FunctionType::get(Type::getVoidTy(C), false));
-		if (auto *F = dyn_cast<Function>(Slow.getCallee())) {
+		/* jf__preempt.probe_left -= 1, fresh TLS address (as LoadPoll); the new value. */
+		CountDown = InlineAsm::get(FunctionType::get(I64, false),
+					   "movq jf__preempt@gottpoff(%rip), %rax\n\t"
+					   "subq $$1, %fs:16(%rax)\n\t"
+					   "movq %fs:16(%rax), $0",
+					   "=r,~{rax},~{dirflag},~{fpsr},~{flags},~{memory}",
+					   /*sideeffect=*/true);
+		ArmedFn = M.getOrInsertFunction(ArmedPath,
+					      FunctionType::get(Type::getVoidTy(C), false));
+		if (auto *F = dyn_cast<Function>(ArmedFn.getCallee())) {
 			F->addFnAttr(Attribute::NoUnwind);
 			F->addFnAttr(Attribute::Cold);
 		}
-		ReadTSC = Intrinsic::getDeclaration(&M, Intrinsic::readcyclecounter);
 		Unlikely = MDBuilder(C).createBranchWeights(1, 2000);
 	}
 
@@ -273,13 +283,17 @@ public:
 			SplitBlockAndInsertIfThen(Armed, Before, false, Weights ? Weights : Unlikely);
 		Cold->getParent()->setName("jf.probe.cold");
 		Before->getParent()->setName("jf.probe.cont");
+		/* Armed: count down (include/jiffy/preempt.h, probe_left); at 0 the runtime reads
+		 * the TSC, preempts if due, and sets the next count (jf__probe_armed). */
 		IRBuilder<> C(Cold);
-		Value *Now = C.CreateCall(ReadTSC, {}, "jf.tsc");
-		Value *Due = C.CreateICmpUGE(Now, When, "jf.due");
-		Instruction *Call = SplitBlockAndInsertIfThen(Due, Cold, false);
+		CallInst *Left = C.CreateCall(FunctionType::get(C.getInt64Ty(), false), CountDown,
+					      {}, "jf.left");
+		Left->addFnAttr(Attribute::NoUnwind);
+		Value *Look = C.CreateICmpSLE(Left, C.getInt64(0), "jf.look");
+		Instruction *Call = SplitBlockAndInsertIfThen(Look, Cold, false);
 		Call->getParent()->setName("jf.probe.slow");
 		IRBuilder<> S(Call);
-		S.CreateCall(Slow)->addFnAttr(Attribute::NoUnwind);
+		S.CreateCall(ArmedFn)->addFnAttr(Attribute::NoUnwind);
 	}
 
 	/*
@@ -304,9 +318,8 @@ public:
 	}
 
 private:
-	InlineAsm *LoadPoll;
-	FunctionCallee Slow;
-	Function *ReadTSC;
+	InlineAsm *LoadPoll, *CountDown;
+	FunctionCallee ArmedFn;
 	MDNode *Unlikely;
 };
 

@@ -32,7 +32,7 @@ void check(long x);
 // CHECK: %jf.poll{{[0-9]*}} = call i64 asm sideeffect
 // CHECK: invoke void @_Z5checkl(
 // CHECK: landingpad
-// CHECK: call void @jf__safepoint_slow() #[[NOUNWIND:[0-9]+]]
+// CHECK: call void @jf__probe_armed() #[[NOUNWIND:[0-9]+]]
 long may_throw(const std::vector<long> &v)
 {
 	long bad = 0;

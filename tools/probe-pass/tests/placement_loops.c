@@ -32,11 +32,11 @@
 // CHECK-NEXT: %jf.armed = icmp ne i64 %jf.poll, 0
 // CHECK-NEXT: br i1 %jf.armed, label %jf.probe.cold, label %jf.probe.cont, !prof ![[UNLIKELY:[0-9]+]]
 // CHECK: jf.probe.cold:
-// CHECK-NEXT: %jf.tsc = call i64 @llvm.readcyclecounter()
-// CHECK-NEXT: %jf.due = icmp uge i64 %jf.tsc, %jf.poll
-// CHECK-NEXT: br i1 %jf.due, label %jf.probe.slow
+// CHECK-NEXT: %jf.left = call i64 asm sideeffect "movq jf__preempt@gottpoff(%rip), %rax\0A\09subq $$1, %fs:16(%rax)\0A\09movq %fs:16(%rax), $0", "=r,~{rax}{{.*}}"()
+// CHECK-NEXT: %jf.look = icmp sle i64 %jf.left, 0
+// CHECK-NEXT: br i1 %jf.look, label %jf.probe.slow
 // CHECK: jf.probe.slow:
-// CHECK-NEXT: call void @jf__safepoint_slow()
+// CHECK-NEXT: call void @jf__probe_armed()
 // The probe is in the block that closes the loop (at its top: -jiffy-probe-latch-at=top).
 // CHECK: jf.probe.cont:
 // CHECK-NOT: {{^[[:alnum:]._]+:}}
@@ -96,8 +96,8 @@ unsigned long short_loop(const unsigned long *p)
 // 8 x 8: each loop is short, but the nest runs 8 * (1 + 8) = 72 > 64 bodies: the outer loop
 // gets the probe, the inner one does not.
 // CHECK-LABEL: define {{.*}}@short_nest(
-// O2: jf__preempt
-// O2-NOT: jf__preempt
+// O2: %jf.poll = call
+// O2-NOT: %jf.poll = call
 // CHECK: {{^}}}
 unsigned long short_nest(const unsigned long *p)
 {
@@ -113,8 +113,8 @@ unsigned long short_nest(const unsigned long *p)
 
 // A long loop around a short one: one probe, on the outer back-edge.
 // CHECK-LABEL: define {{.*}}@long_outer_short_inner(
-// O2: jf__preempt
-// O2-NOT: jf__preempt
+// O2: %jf.poll = call
+// O2-NOT: %jf.poll = call
 // CHECK: {{^}}}
 unsigned long long_outer_short_inner(const unsigned long *p, long n)
 {
