@@ -14,12 +14,15 @@
 #   scripts/probe-study.sh --knobs    build the pass-parameter variants, then Aspen Fig. 2's
 #                                     question: how -jiffy-probe-every/-small-trip move cost and
 #                                     timeliness (docs/data/probe-study-knobs-<date>.jsonl)
+#   scripts/probe-study.sh --cost     the probe cost when nothing waits alone: plain and probes
+#                                     under "none", interleaved (use --repeats 10 or more)
 # Options (after the mode): --repeats N (default 3), --quanta "1000 200 ..." (microseconds),
 # --programs "zlib zstd sqlite lua matmul hashtab", --out FILE.jsonl.
 # Environment: BUILD_DIR (Jiffy's CMake build, default build/), JIFFY_PROBES_PLUGIN (the pass,
 # default $BUILD_DIR/tools/probe-pass/JiffyProbes.so), PROBE_STUDY_OUT (objects and binaries,
 # default $BUILD_DIR/probe-study), XDG_CACHE_HOME (the throwaway Cargo project), CARGO,
-# VERBOSE=1 (show the compiler commands).
+# VERBOSE=1 (show the compiler commands), RUN_TIMEOUT_S (one run's limit, default 20: a run
+# past it is recorded as such).
 #
 # The sources are never committed: a throwaway Cargo project in
 # ${XDG_CACHE_HOME:-$HOME/.cache}/jiffy/probe-sources depends on the crates that bundle them
@@ -42,13 +45,15 @@ repeats=3
 quanta="1000 200 100 50 20 10 5"
 programs="zlib zstd sqlite lua matmul hashtab"
 jsonl=""
+run_timeout=${RUN_TIMEOUT_S:-20}
 case ${1:-} in
 --check) mode=check; shift ;;
 --sweep) mode=sweep; shift ;;
 --knobs) mode=knobs; shift ;;
+--cost) mode=cost; shift ;;
 "" | --build) shift || true ;;
 -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
-*) die "unknown mode '$1' (--check, --sweep, --knobs or nothing)" ;;
+*) die "unknown mode '$1' (--check, --sweep, --knobs, --cost or nothing)" ;;
 esac
 while (($#)); do
 	case $1 in
@@ -122,7 +127,7 @@ locate_sources() {
 
 # ---- build ---------------------------------------------------------------------------------
 variants="plain probes"
-knob_variants="every4 every16 every64 smalltrip0 smalltrip1024"
+knob_variants="smalltrip0 smalltrip256 smalltrip1024 smalltrip4096 every16 latchend"
 [[ $mode == knobs || $mode == build ]] && variants="$variants $knob_variants"
 
 build_all() {
@@ -155,14 +160,22 @@ declare -A want_sum # program -> the checksum every run must give
 failures=0
 
 # run VARIANT PROGRAM MECHANISM QUANTUM_US [extra args]: one run; its JSON line in $line ("" if
-# it failed). Not in a subshell: it records the checksums and failures.
+# it failed). Not in a subshell: it records the checksums and failures. A run that does not end
+# within $run_timeout seconds is a result, not a failure (signals at 5 us can livelock a program
+# that lives in libc): its line says "timeout_s" and has no checksum.
 line=""
 run() {
-	local variant=$1 prog=$2 mech=$3 q=$4 sum
+	local variant=$1 prog=$2 mech=$3 q=$4 sum rc=0
 	shift 4
-	if ! line=$(JIFFY_WORKERS=1 JIFFY_PREEMPT=$mech JIFFY_QUANTUM_US=$q \
-		timeout 120 "$out/$variant/study-$prog" "$@"); then
-		echo "probe-study: FAILED: $prog ($variant) under $mech q=$q us" >&2
+	line=$(JIFFY_WORKERS=1 JIFFY_PREEMPT=$mech JIFFY_QUANTUM_US=$q \
+		timeout "$run_timeout" "$out/$variant/study-$prog" "$@") || rc=$?
+	if ((rc == 124)) && [[ $mode != check ]]; then
+		echo "probe-study: $prog ($variant) under $mech q=$q us did not end in $run_timeout s" >&2
+		line="{\"program\":\"$prog\",\"build\":\"$variant\",\"mechanism\":\"$mech\",\"quantum_us\":$q,\"timeout_s\":$run_timeout}"
+		return 0
+	fi
+	if ((rc != 0)); then
+		echo "probe-study: FAILED (exit $rc): $prog ($variant) under $mech q=$q us" >&2
 		failures=$((failures + 1))
 		line=""
 		return 0
@@ -232,6 +245,15 @@ sweep_configs() {
 	done
 }
 
+# The probe cost when nothing waits, alone: plain and probes under "none", many repeats.
+cost_configs() {
+	local prog
+	for prog in $programs; do
+		echo "plain $prog none 100"
+		echo "probes $prog none 100"
+	done
+}
+
 knob_configs() {
 	local prog v
 	for prog in $programs; do
@@ -245,7 +267,7 @@ knob_configs() {
 
 measure() {
 	local kind=$1 auto=0 rep cfg variant prog mech q line n=0 total t0
-	[[ -n $jsonl ]] || jsonl=$root/docs/data/probe-study-$([[ $kind == knobs ]] && echo knobs-)$(date +%F).jsonl
+	[[ -n $jsonl ]] || jsonl=$root/docs/data/probe-study-$([[ $kind != sweep ]] && echo "$kind-")$(date +%F).jsonl
 	mkdir -p "$(dirname "$jsonl")"
 	if [[ $kind == sweep ]] && available auto; then auto=1; fi
 	[[ $kind == sweep && $auto == 0 ]] &&
@@ -262,7 +284,11 @@ measure() {
 		done
 	done
 	local configs
-	if [[ $kind == sweep ]]; then configs=$(sweep_configs $auto); else configs=$(knob_configs); fi
+	case $kind in
+	sweep) configs=$(sweep_configs $auto) ;;
+	knobs) configs=$(knob_configs) ;;
+	cost) configs=$(cost_configs) ;;
+	esac
 	total=$(($(wc -l <<<"$configs") * repeats))
 	t0=$SECONDS
 	for ((rep = 1; rep <= repeats; rep++)); do
@@ -292,4 +318,5 @@ build) echo "probe-study: built in $out (${variants// /, })" ;;
 check) check ;;
 sweep) measure sweep ;;
 knobs) measure knobs ;;
+cost) measure cost ;;
 esac

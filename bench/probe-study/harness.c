@@ -144,14 +144,15 @@ static double pct_us(const uint64_t *sorted, size_t n, double p)
 /*
  * Counting the probes a run executes (--count-probes). The pass has no counting mode, so the
  * harness counts at the one place every probe can be made to reach: every binary is linked with
- * -Wl,--wrap=jf__safepoint_slow, and with the poll word forced to 1 (due since boot) outside
- * the runtime, each probe's slow path lands in __wrap_jf__safepoint_slow, which counts it by
- * call site and returns. Otherwise the wrapper only forwards: it is on the path of a due probe
- * (once per preemption), never of a probe that finds nothing due, so timed runs do not see it.
+ * -Wl,--wrap=jf__probe_armed. A probe whose poll word is armed counts jf__preempt.probe_left
+ * down and calls jf__probe_armed() when it reaches 0; with the word forced to 1 outside the
+ * runtime and the count kept at 0, every probe lands in __wrap_jf__probe_armed, which counts it
+ * by call site. Otherwise the wrapper only forwards: it is on the armed path (a few calls per
+ * quantum while work waits), never on the path of a probe that finds the word 0.
  * Sites are offsets from the executable's start (what nm prints for this PIE binary).
  */
-void __real_jf__safepoint_slow(void);
-void __wrap_jf__safepoint_slow(void);
+void __real_jf__probe_armed(void);
+void __wrap_jf__probe_armed(void);
 extern const char __executable_start[];
 
 #define SITE_SLOTS 8192 /* a power of two */
@@ -164,13 +165,14 @@ static struct site *sites;
 static uint64_t probes_counted, probes_unsited;
 static int counting_probes;
 
-__attribute__((noinline)) void __wrap_jf__safepoint_slow(void)
+__attribute__((noinline)) void __wrap_jf__probe_armed(void)
 {
 	if (!counting_probes) {
-		__real_jf__safepoint_slow();
+		__real_jf__probe_armed();
 		return;
 	}
 	probes_counted++;
+	jf__preempt.probe_left = 0; /* the next probe comes here too */
 	uintptr_t pc = (uintptr_t)__builtin_return_address(0) - (uintptr_t)__executable_start;
 	for (uintptr_t i = (pc * 0x9e3779b97f4a7c15ull) >> 51, tries = 0; tries < 64;
 	     i = (i + 1) & (SITE_SLOTS - 1), tries++) {
@@ -194,6 +196,7 @@ static int count_probes(void)
 	study_prepare();
 	sites = study_alloc(sizeof(*sites) * SITE_SLOTS);
 	jf__preempt.poll = 1;
+	jf__preempt.probe_left = 0;
 	counting_probes = 1;
 	uint64_t t0 = jf_now_ns();
 	uint64_t sum = work();
