@@ -6,7 +6,7 @@
  * (the sorter), and a self-join through the index. The checksum covers every result row.
  * SQLite is the amalgamation built with SQLITE_THREADSAFE=0: one connection used by one uthread
  * needs no mutexes, and with them the pthread-lock shim would make each sqlite3_step() holding
- * the connection's mutex a region no mechanism preempts (docs/preemption.md).
+ * the connection's mutex a region no mechanism preempts (docs/libraries.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
