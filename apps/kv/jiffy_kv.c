@@ -305,17 +305,20 @@ static uint64_t timeout_ns(void)
 /* Write it all, or give up: error, stopping, or --timeout without a byte taken (-2). */
 static int write_all(int fd, const char *p, size_t n)
 {
-	uint64_t progress = mono_ns();
+	uint64_t stalled = 0; /* when the current stall began: the clock is read only in stalls */
 	while (n > 0) {
 		ssize_t w = jf_write(fd, p, n, POLL_NS);
 		if (w > 0) {
 			p += w;
 			n -= (size_t)w;
-			progress = mono_ns();
+			stalled = 0;
 			continue;
 		}
 		if (w < 0 && transient(errno) && !stopping()) {
-			if (S.timeout_s && mono_ns() - progress > timeout_ns())
+			uint64_t now = mono_ns();
+			if (!stalled)
+				stalled = now;
+			if (S.timeout_s && now - stalled > timeout_ns())
 				return -2;
 			continue;
 		}
@@ -377,6 +380,7 @@ static void *resp_conn(void *arg)
 			break; /* EOF or error */
 		have += (size_t)n;
 		size_t off = 0;
+		bool done_cmd = false;
 		o.len = 0;
 		while (off < have) {
 			size_t used;
@@ -391,7 +395,7 @@ static void *resp_conn(void *arg)
 				close_after = 1;
 				break;
 			}
-			last_cmd = mono_ns();
+			done_cmd = true;
 			if (resp_exec(&S.env, &client, &p, &o) == RESP_CLOSE)
 				close_after = 1;
 			off += used;
@@ -407,6 +411,8 @@ static void *resp_conn(void *arg)
 				o.len = 0;
 			}
 		}
+		if (done_cmd) /* --timeout: one clock read per read that completed commands */
+			last_cmd = mono_ns();
 		if (o.over_limit) {
 			over = 1;
 			break;
