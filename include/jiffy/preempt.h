@@ -32,7 +32,8 @@ extern "C" {
 /* Private: per-kernel-thread preemption state, read by the inline functions below. */
 struct jf__preempt_tls {
 	int32_t count;   /* jf_preempt_disable() nesting (the runtime's own sections too) */
-	int32_t pending; /* a preemption was deferred while count > 0 */
+	int32_t pending; /* a preemption was deferred while count > 0 (nonzero; the value is the
+			  * runtime's: how the request came in, for the statistics) */
 	uint64_t poll;   /* jf_safepoint() enters the runtime once the TSC reaches this; 0: never.
 			  * The timer thread's flag is 1 (due at once); "deadline" stores its
 			  * worker's own due time, in TSC ticks. */

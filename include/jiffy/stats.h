@@ -37,11 +37,13 @@ extern "C" {
  * @wakeup_preempts: wakeup preemptions this worker asked for (a task it queued should run
  *              before the one running on the target; counted on the asking worker).
  * @netpolls:   epoll polls this worker made for the netpoller (busy, or parked in epoll).
- * @preempts_safepoint: of @preempts, those taken at a jf_safepoint() (a probe: "safepoint",
+ * @preempts_safepoint: of @preempts, those requested at a jf_safepoint() (a probe: "safepoint",
  *              "deadline", "hybrid" and "auto" when the code cooperates).
- * @preempts_signal: of @preempts, those taken inside the preemption signal's handler (or a user
- *              interrupt's): code that reached no safepoint in time. The rest of @preempts were
- *              deferred requests taken at the end of a non-preemptible region.
+ * @preempts_signal: of @preempts, those requested by the preemption signal (or a user
+ *              interrupt): code that reached no safepoint in time. A request of either kind that
+ *              lands in a non-preemptible region is taken at its end and still counted by the
+ *              path it came in by. The rest of @preempts are wakeup preemptions and requests
+ *              that came from elsewhere.
  */
 struct jf_worker_stats {
 	uint64_t switches;

@@ -273,7 +273,9 @@ static bool request(uintptr_t pc, enum request_src src)
 	if (!rt || !w || !(cur = w->cur))
 		return false; /* not a worker, or its scheduler loop: nothing to preempt */
 	if (jf_pcount() > 0) {
-		jf_ptls()->pending = 1; /* taken by the outermost jf_preempt_enable() */
+		/* Taken by the outermost jf_preempt_enable(), and counted by the path it came in
+		 * by (a signal that lands in a region is still a signal's preemption): src + 1. */
+		jf_ptls()->pending = (int32_t)src + 1;
 		STAT_INC(w, preempt_deferred);
 		return false;
 	}
@@ -295,10 +297,11 @@ static bool request(uintptr_t pc, enum request_src src)
 		 * the slice counts from the resume (decide_and_preempt), so this is a skip that
 		 * re-arms the mechanism, not a preemption before the uthread ran.
 		 */
-		if (!JF_UNLIKELY(jf_ptls()->pending))
+		int32_t again = jf_ptls()->pending;
+		if (!JF_UNLIKELY(again))
 			return preempted;
 		pc = 0;
-		src = SRC_OTHER;
+		src = (enum request_src)(again - 1);
 	}
 }
 
@@ -312,10 +315,11 @@ bool jf_preempt_request_at(uintptr_t pc)
 void jf__preempt_enable_slow(void)
 {
 	int saved_errno = errno;
+	int32_t pending = jf_ptls()->pending;
 
 	jf_ptls()->pending = 0;
-	if (jf_pcount() == 0)
-		jf_preempt_request(NULL);
+	if (jf_pcount() == 0 && pending > 0)
+		request(0, (enum request_src)(pending - 1));
 	errno = saved_errno;
 }
 

@@ -66,12 +66,16 @@ static void *a_fn(void *arg)
 	jf_thread_t *b;
 
 	(void)arg;
-	b = jft_spawn_on(0, b_fn, NULL); /* runnable behind A on A's only worker */
-	errno = 4321;
+	/* A counts as computing from before B exists: a signal may preempt A between the spawn
+	 * and the loop (under ASan that gap is long enough to meet a timer tick), and B running
+	 * then is still B running while A computes. jf_spawn() never yields, so under safepoint
+	 * and deadline B still cannot run before A stops. */
 	t0 = jf_now_ns();
 	ares.start_ns = t0;
 	ares.b_seen_at_iter = 0;
 	atomic_store(&a_running, 1);
+	b = jft_spawn_on(0, b_fn, NULL); /* runnable behind A on A's only worker */
+	errno = 4321;
 	for (;;) {
 		a_step(&x, &f);
 		i++;
