@@ -25,7 +25,10 @@
  *     and returns 0.
  * Every RocksDB call runs with preemption disabled (kvstore hooks; see kvstore.h for why); a SCAN
  * re-enables it between keys and calls jf_safepoint() there, so long SCANs are preemptible at key
- * boundaries under every mechanism. The runtime's configuration comes from JIFFY_* variables.
+ * boundaries under every mechanism (--rocksdb-preempt between-keys). With --rocksdb-preempt
+ * inside, a SCAN's iterator steps run outside any region, preemptible inside RocksDB: at its
+ * compiler probes in jiffy-kv-probes (RocksDB built with the pass: scripts/rocksdb-probes.sh,
+ * where it is the default), by signals otherwise. The runtime's configuration comes from JIFFY_* variables.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -56,6 +59,12 @@
 #include "resp.h"
 #include "slo_flag.h"
 
+/* 1 in jiffy-kv-probes, whose RocksDB was compiled with Jiffy's probe pass (apps/kv/CMakeLists.txt,
+ * scripts/rocksdb-probes.sh); it makes --rocksdb-preempt inside the default. */
+#ifndef KV_ROCKSDB_PROBES
+#define KV_ROCKSDB_PROBES 0
+#endif
+
 #define POLL_NS (100 * 1000 * 1000ll) /* how often blocked loops look at `stopping` */
 #define CONN_BUF_MIN (16 * 1024)
 #define CONN_BUF_MAX (RESP_MAX_REQUEST + 64 * 1024)
@@ -75,6 +84,7 @@ static struct {
 	const char *db;
 	int spawn; /* --udp-mode spawn (1) or inline (0) */
 	int udp_on; /* 0 with --no-udp */
+	int rocksdb_inside; /* --rocksdb-preempt inside */
 	struct jp_slo_table slo; /* --slo, per op */
 	struct jp_listen listen; /* --bind, --protected-mode */
 	char *password;          /* --requirepass-file, --requirepass or $JIFFY_KV_PASSWORD */
@@ -520,9 +530,11 @@ static void info_extra(void *ctx, struct resp_out *o)
 	(void)ctx;
 	int n = snprintf(line, sizeof(line),
 			 "\r\n# Jiffy\r\nworkers:%d\r\npreempt_mechanism:%s\r\nudp_port:%u\r\n"
-			 "udp_mode:%s\r\nudp_receivers:%lu\r\n",
+			 "udp_mode:%s\r\nudp_receivers:%lu\r\nrocksdb_probes:%d\r\n"
+			 "rocksdb_preempt:%s\r\n",
 			 jf_nworkers(), jf_preempt_mechanism(), S.udp_port_bound,
-			 S.spawn ? "spawn" : "inline", S.receivers);
+			 S.spawn ? "spawn" : "inline", S.receivers, KV_ROCKSDB_PROBES,
+			 S.rocksdb_inside ? "inside" : "between-keys");
 	resp_add_raw(o, line, (size_t)n);
 	n = snprintf(line, sizeof(line),
 		     "udp_requests:%llu\r\nudp_replies:%llu\r\nudp_dropped:%llu\r\nudp_errors:%llu\r\n",
@@ -576,6 +588,7 @@ static void *app_main(void *arg)
 	o.hooks.enter = kv_enter;
 	o.hooks.leave = kv_leave;
 	o.hooks.check = kv_check;
+	o.hooks.steps_unguarded = S.rocksdb_inside;
 	jf_preempt_disable(); /* RocksDB start-up must not be split by a preemption either */
 	S.kv = kvstore_open(&o, &err);
 	jf_preempt_enable();
@@ -708,7 +721,7 @@ static void usage(FILE *f)
 		"          [--db PATH] [--receivers N] [--udp-mode spawn|inline] [--slo OP=US,...]\n"
 		"          [--requirepass-file FILE] [--maxclients N] [--timeout S]\n"
 		"          [--maxmemory-clients BYTES] [--max-inflight N] [--no-udp]\n"
-		"          [--protected-mode yes|no]\n"
+		"          [--protected-mode yes|no] [--rocksdb-preempt between-keys|inside]\n"
 		"  --port P          UDP port of the request protocol (default 7100; 0: any free port)\n"
 		"  --resp-port P     TCP port of the Redis protocol (default 6380; 0: disabled)\n"
 		"  --no-udp          no UDP front end (the Redis protocol only)\n"
@@ -740,10 +753,17 @@ static void usage(FILE *f)
 		"                    the op's SLO in attr.slo_ns: JIFFY_POLICY=central\n"
 		"                    JIFFY_CENTRAL=mq keeps one queue per op; an op without an\n"
 		"                    SLO gets JIFFY_CENTRAL_SLO_US. Per-op counts at exit\n"
+		"  --rocksdb-preempt M  where a SCAN may be preempted: between-keys (each\n"
+		"                    iterator step a non-preemptible region, a safepoint between\n"
+		"                    keys) or inside (steps run preemptible: at RocksDB's own\n"
+		"                    compiler probes when it was built with them, by signals\n"
+		"                    otherwise). GET, PUT and DEL are regions either way.\n"
+		"                    Default: %s (this binary's RocksDB %s probes)\n"
 		"The runtime is configured with JIFFY_* variables (JIFFY_WORKERS, JIFFY_POLICY,\n"
 		"JIFFY_PREEMPT, JIFFY_QUANTUM_US, ...; see include/jiffy/config.h).\n"
 		"Security (defaults, limits, what is out of scope): docs/security.md.\n",
-		prog, JP_MAX_VALUE);
+		prog, JP_MAX_VALUE, KV_ROCKSDB_PROBES ? "inside" : "between-keys",
+		KV_ROCKSDB_PROBES ? "has" : "has no");
 }
 
 /* A password from a flag, a file or the environment: non-empty, one line, <= PASSWORD_MAX. */
@@ -817,6 +837,7 @@ static void fit_maxclients(void)
 int main(int argc, char **argv)
 {
 	jp_listen_default(&S.listen);
+	S.rocksdb_inside = KV_ROCKSDB_PROBES;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int bad = 0;
@@ -867,6 +888,16 @@ int main(int argc, char **argv)
 			bad = jp_flag_uint(prog, a, v, 1, 1000000, &S.max_inflight);
 		} else if (strcmp(a, "--maxmemory-clients") == 0) {
 			bad = jp_flag_bytes(prog, a, v, 1ull << 20, 1ull << 40, &S.maxmem);
+		} else if (strcmp(a, "--rocksdb-preempt") == 0) {
+			if (v && strcmp(v, "between-keys") == 0) {
+				S.rocksdb_inside = 0;
+			} else if (v && strcmp(v, "inside") == 0) {
+				S.rocksdb_inside = 1;
+			} else {
+				fprintf(stderr, "%s: invalid value '%s' for --rocksdb-preempt "
+						"(between-keys or inside)\n", prog, v ? v : "");
+				return 2;
+			}
 		} else if (strcmp(a, "--no-udp") == 0) {
 			S.udp_on = 0;
 			continue; /* takes no value */

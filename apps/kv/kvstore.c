@@ -96,6 +96,19 @@ static inline void leave(const struct kvstore *kv)
 		kv->hooks.leave();
 }
 
+/* enter()/leave() when @kv is not NULL (a guarded scan step), nothing otherwise. */
+static inline void enter_if(const struct kvstore *kv)
+{
+	if (kv)
+		enter(kv);
+}
+
+static inline void leave_if(const struct kvstore *kv)
+{
+	if (kv)
+		leave(kv);
+}
+
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st, (void)flag, (void)ftw;
@@ -400,18 +413,24 @@ int64_t kvstore_scan(struct kvstore *kv, const char *start, size_t start_len, ui
 	int64_t visited = 0;
 	volatile char sink = 0;
 
+	/* Guarded: every step is its own region (check between them); unguarded: only the
+	 * iterator's creation and destruction are (kvstore.h). */
+	const struct kvstore *g = kv->hooks.steps_unguarded ? NULL : kv;
+
 	enter(kv);
 	rocksdb_iterator_t *it = rocksdb_create_iterator(kv->db, kv->ropts);
+	leave(kv);
+	enter_if(g);
 	if (start_len)
 		rocksdb_iter_seek(it, start, start_len);
 	else
 		rocksdb_iter_seek_to_first(it);
-	leave(kv);
+	leave_if(g);
 	for (uint64_t i = 0; i < n; i++) {
 		int more = 1;
-		enter(kv);
+		enter_if(g);
 		if (!rocksdb_iter_valid(it)) {
-			leave(kv);
+			leave_if(g);
 			break;
 		}
 		size_t kl, vl;
@@ -424,9 +443,9 @@ int64_t kvstore_scan(struct kvstore *kv, const char *start, size_t start_len, ui
 		visited++;
 		if (more)
 			rocksdb_iter_next(it);
-		leave(kv);
-		if (kv->hooks.check)
-			kv->hooks.check();
+		leave_if(g);
+		if (g && g->hooks.check)
+			g->hooks.check();
 		if (!more)
 			break;
 	}

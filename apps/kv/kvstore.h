@@ -16,6 +16,14 @@
  * jf_preempt_disable/jf_preempt_enable) while a long SCAN still offers a preemption point
  * between keys (check = jf_safepoint; a deferred timer preemption is also taken at each leave).
  * The pthread peer leaves them NULL.
+ *
+ * steps_unguarded (issue 14 §4, docs/libraries.md): a SCAN's iterator steps (seek, next, key,
+ * value) run outside enter/leave and without check, so a preemption may land inside RocksDB's own
+ * code: by its compiler probes (RocksDB built with Jiffy's pass, jiffy-kv-probes) or by a signal.
+ * That is safe because an iterator owns its SuperVersion reference (no thread-local is held across
+ * a step) and the pthread shim defers a preemption while RocksDB holds a pthread lock. Creating
+ * and destroying the iterator, GET, PUT and DEL stay regions: GET holds the thread-local
+ * SuperVersion slot for its whole body.
  */
 #ifndef JIFFY_APPS_KVSTORE_H
 #define JIFFY_APPS_KVSTORE_H
@@ -29,6 +37,7 @@ struct kvstore_hooks {
 	void (*enter)(void); /* before each RocksDB call */
 	void (*leave)(void); /* after it */
 	void (*check)(void); /* between keys of a scan, outside enter/leave */
+	int steps_unguarded; /* a scan's iterator steps outside enter/leave, no check (see above) */
 };
 
 struct kvstore_opts {

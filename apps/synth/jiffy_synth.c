@@ -31,6 +31,12 @@
  * --max-inflight (4096) handlers run at once, and datagrams past that are dropped (counted), so
  * a flood cannot become an unbounded number of uthreads.
  *
+ * --safepoints no drops the hand-placed jf_safepoint() calls from the spin loop and the batch
+ * work: only signals, or compiler probes, can then preempt a request. jiffy-synth-probes is this
+ * program and apps/common compiled with Jiffy's probe pass (apps/CMakeLists.txt), where no is the
+ * default: the probes at the spin loop's back-edge take the place of the hand-placed calls
+ * (issue 14 §4).
+ *
  *   jiffy-synth [--port P (7000; 0: any)] [--bind ADDR (127.0.0.1)] [--protected-mode yes|no]
  *               [--max-spin-us US (1000)] [--max-inflight N (4096)] [--receivers N (1)]
  *               [--udp-mode spawn|inline]
@@ -95,10 +101,18 @@ struct req {
 	uint8_t data[];
 };
 
+/* 1 in jiffy-synth-probes (compiled with the probe pass): --safepoints no is the default. */
+#ifndef SYNTH_PROBES
+#define SYNTH_PROBES 0
+#endif
+
 static void safepoint(void)
 {
 	jf_safepoint();
 }
+
+/* What the spin loop and the batch work call about every microsecond: NULL with --safepoints no. */
+static void (*hand_safepoint)(void) = SYNTH_PROBES ? NULL : safepoint;
 
 /* The class of a datagram: its klass byte, or 0 when it is too short to have one (garbage). */
 static unsigned class_of(const uint8_t *in, size_t len)
@@ -124,7 +138,7 @@ static void serve(const uint8_t *in, size_t len, const struct sockaddr *src, soc
 
 	if (bd)
 		bd->started = jp_bd_now();
-	if (!jp_synth_serve(in, len, reply, S.max_spin_us * 1000u, safepoint)) {
+	if (!jp_synth_serve(in, len, reply, S.max_spin_us * 1000u, hand_safepoint)) {
 		COUNT(dropped);
 		return;
 	}
@@ -157,7 +171,7 @@ static void *handler(void *arg)
 static void *batch_main(void *arg)
 {
 	(void)arg;
-	jp_batch_run(&S.batch, safepoint);
+	jp_batch_run(&S.batch, hand_safepoint);
 	jf_waitgroup_done(&S.wg);
 	return NULL;
 }
@@ -341,6 +355,7 @@ static void usage(FILE *f)
 		"usage: %s [--port P] [--bind ADDR] [--protected-mode yes|no] [--max-spin-us US]\n"
 		"          [--receivers N] [--udp-mode spawn|inline]\n"
 		"          [--slo CLASS=US[,CLASS=US...]] [--breakdown US] [--be N]\n"
+		"          [--safepoints yes|no]\n"
 		"  --port P          UDP port (default 7000; 0: any free port)\n"
 		JP_LISTEN_USAGE
 		"                    The UDP protocol has no authentication: an address outside\n"
@@ -366,9 +381,12 @@ static void usage(FILE *f)
 		"                    0..64) compute while the server serves; the statistics\n"
 		"                    line gives the batch work done while the load ran\n"
 		"                    (be_share: CPUs)\n"
+		"  --safepoints yes|no  call jf_safepoint() about every microsecond of a request's\n"
+		"                    (and the batch work's) computation: yes, or no (only signals\n"
+		"                    or compiler probes preempt then). Default: %s\n"
 		"The runtime is configured with JIFFY_* variables (JIFFY_WORKERS, JIFFY_POLICY,\n"
 		"JIFFY_PREEMPT, JIFFY_QUANTUM_US, ...; see include/jiffy/config.h).\n",
-		prog);
+		prog, SYNTH_PROBES ? "no (compiler probes)" : "yes");
 }
 
 int main(int argc, char **argv)
@@ -414,6 +432,16 @@ int main(int argc, char **argv)
 			if (jp_bd_init(4u << 20, us * 1000u) != 0) {
 				fprintf(stderr, "%s: --breakdown: out of memory\n", prog);
 				return 1;
+			}
+		} else if (!strcmp(a, "--safepoints")) {
+			if (v && !strcmp(v, "yes")) {
+				hand_safepoint = safepoint;
+			} else if (v && !strcmp(v, "no")) {
+				hand_safepoint = NULL;
+			} else {
+				fprintf(stderr, "%s: invalid value '%s' for --safepoints (yes or no)\n",
+					prog, v ? v : "");
+				return 2;
 			}
 		} else if (!strcmp(a, "--udp-mode")) {
 			if (v && !strcmp(v, "spawn")) {

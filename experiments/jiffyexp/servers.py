@@ -57,6 +57,18 @@ SERVERS = {
                               frozenset({"spin"}), False, "scripts/build-peers.sh", SPIN_CAP),
     "jiffy-kv": ServerSpec("{build}/apps/kv/jiffy-kv", frozenset({"kv"}), True,
                            "make build (needs librocksdb-dev)"),
+    # Issue 14 §4: RocksDB built from source with Jiffy's probe pass (jiffy-kv-probes), or by the
+    # same clang without it (jiffy-kv-clang), and jiffy-synth compiled with the pass and without
+    # its hand-placed safepoints (jiffy-synth-probes).
+    "jiffy-kv-probes": ServerSpec("{build}/apps/kv/jiffy-kv-probes", frozenset({"kv"}), True,
+                                  "scripts/rocksdb-probes.sh (30-45 min, cached)"),
+    "jiffy-kv-loops": ServerSpec("{build}/apps/kv/jiffy-kv-loops", frozenset({"kv"}), True,
+                                 "scripts/rocksdb-probes.sh --variant loops (30-45 min, cached)"),
+    "jiffy-kv-clang": ServerSpec("{build}/apps/kv/jiffy-kv-clang", frozenset({"kv"}), True,
+                                 "scripts/rocksdb-probes.sh --variant plain (30-45 min, cached)"),
+    "jiffy-synth-probes": ServerSpec("{build}/apps/jiffy-synth-probes", frozenset({"spin"}), True,
+                                     "make build with clang-14 and llvm-14-dev installed "
+                                     "(scripts/deps.sh)", SPIN_CAP),
     "kv-pthread": ServerSpec("{build}/apps/kv/kv-pthread", frozenset({"kv"}), False,
                              "make build (needs librocksdb-dev)"),
 }
