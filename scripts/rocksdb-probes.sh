@@ -18,7 +18,7 @@
 #
 # Built with RocksDB's own CMake, static library only, the way Debian builds it where it matters
 # for speed (-O2 -DNDEBUG, PORTABLE, RTTI), without compression libraries (jiffy-kv configures
-# none) and without jemalloc/liburing/gflags, by jiffy-c++ (clang++-14 with the plugin) or, for
+# none) and without jemalloc/liburing/gflags, by clang++-14 with the plugin (as jiffy-c++ runs it) or, for
 # --variant plain, clang++-14 itself. About 30-45 min on 2 vCPUs; installed under
 #   ${JIFFY_ROCKSDB_CACHE:-$XDG_CACHE_HOME/jiffy}/rocksdb-7.9.2-<variant>/{include,lib}
 # with a stamp naming the plugin's checksum: a changed pass rebuilds from scratch, an unchanged one
@@ -73,18 +73,21 @@ fi
 clangxx=$(command -v clang++-14 || true)
 clang=$(command -v clang-14 || true)
 [[ -n $clangxx && -n $clang ]] || die "clang-14 / clang++-14 not found (scripts/deps.sh installs them)"
-extra_flags=""
+# RocksDB's configure step compiles and links test programs (pthread, getauxval, ...): with the
+# plugin those would reference jf__preempt and fail to link, and every check would come out
+# wrong. So it is configured with plain clang-14 first, then configured again with the plugin's
+# flags (what jiffy-cc adds) for the build itself; the checks' results are cached by then.
+pass_flags=""
 if [[ $variant != plain ]]; then
 	cmake --build "$build" --target JiffyProbes >&2
-	cxx=$build/tools/probe-pass/jiffy-c++
-	cc=$build/tools/probe-pass/jiffy-cc
-	[[ $variant == loops ]] && extra_flags="-mllvm -jiffy-probe-entry=none"
+	pass_flags="-fplugin=$plugin -fpass-plugin=$plugin"
+	[[ $variant == loops ]] && pass_flags="$pass_flags -mllvm -jiffy-probe-entry=none"
 	stamp_want="$variant $(sha256sum "$plugin" | cut -d' ' -f1)"
 else
-	cxx=$clangxx
-	cc=$clang
 	stamp_want="$variant $("$clangxx" --version | head -1)"
 fi
+cxx=$clangxx
+cc=$clang
 
 # ---- the source ---------------------------------------------------------------------------------
 fetch_source() {
@@ -133,7 +136,6 @@ else
 	cmake -S "$src" -B "$objdir" -G Ninja \
 		-DCMAKE_BUILD_TYPE=Release \
 		-DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
-		-DCMAKE_CXX_FLAGS="$extra_flags" -DCMAKE_C_FLAGS="$extra_flags" \
 		-DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" \
 		-DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib \
 		-DPORTABLE=ON -DUSE_RTTI=ON -DFAIL_ON_WARNINGS=OFF \
@@ -143,6 +145,13 @@ else
 		-DWITH_SNAPPY=OFF -DWITH_LZ4=OFF -DWITH_ZLIB=OFF -DWITH_ZSTD=OFF -DWITH_BZ2=OFF \
 		>"$store/rocksdb-$version-$variant.configure.log" 2>&1 ||
 		die "RocksDB's cmake failed: see $store/rocksdb-$version-$variant.configure.log"
+	if [[ -n $pass_flags ]]; then
+		cmake -S "$src" -B "$objdir" -DCMAKE_CXX_FLAGS="$pass_flags" -DCMAKE_C_FLAGS="$pass_flags" \
+			>>"$store/rocksdb-$version-$variant.configure.log" 2>&1 ||
+			die "RocksDB's cmake with the pass failed: see $store/rocksdb-$version-$variant.configure.log"
+		grep -q -- "-fpass-plugin=$plugin" "$objdir/build.ninja" ||
+			die "the pass's flags did not reach $objdir/build.ninja"
+	fi
 	ninja -C "$objdir" -j "$jobs" rocksdb ||
 		die "building RocksDB failed (objects in $objdir)"
 	mkdir -p "$prefix/lib"
