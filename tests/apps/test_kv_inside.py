@@ -75,6 +75,17 @@ def walk(port, results, idx):
 
 
 def main():
+    proc_holder = []
+    try:
+        run(proc_holder)
+    finally:
+        for p in proc_holder:  # never leave a server behind, whatever failed
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def run(proc_holder):
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
@@ -95,6 +106,7 @@ def main():
         proc = subprocess.Popen([server, "--port", "0", "--resp-port", str(free),
                                  "--keys", str(KEYS), "--rocksdb-preempt", "inside"],
                                 stdout=subprocess.PIPE, stderr=err, env=env)
+    proc_holder.append(proc)
     port = None
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and port is None:
