@@ -17,6 +17,26 @@ cc -std=gnu17 examples/hello.c $(pkg-config --cflags jiffy) "$(pkg-config --vari
 "$prefix/hello-static" | tail -n 1
 passed=2
 
+# One version everywhere (include/jiffy/jiffy.h is its only source): the installed library's
+# jf_version(), the installed headers' JIFFY_VERSION and pkg-config's Version; the licence and the
+# changelog are installed beside the README.
+printf '%s\n' '#include <stdio.h>' '#include <string.h>' '#include <jiffy/jiffy.h>' \
+	'int main(void) { printf("%s %s\n", jf_version(NULL), JIFFY_VERSION); return strcmp(jf_version(NULL), JIFFY_VERSION) != 0; }' \
+	>"$prefix/version.c"
+cc -std=gnu17 -Wall -Wextra -Werror "$prefix/version.c" $flags -o "$prefix/version"
+read -r lib_v hdr_v < <(LD_LIBRARY_PATH="$prefix/lib:$prefix/lib/x86_64-linux-gnu" "$prefix/version")
+pc_v=$(pkg-config --modversion jiffy)
+if [[ $lib_v != "$hdr_v" || $pc_v != "$hdr_v" ]]; then
+	echo "test-install: versions differ: library $lib_v, headers $hdr_v, pkg-config $pc_v" >&2
+	exit 1
+fi
+for f in LICENSE CHANGELOG.md README.md; do
+	[[ -s $prefix/share/doc/jiffy/$f ]] ||
+		{ echo "test-install: $f is not installed in share/doc/jiffy" >&2; exit 1; }
+done
+echo "version $hdr_v (library, headers, pkg-config agree); LICENSE, CHANGELOG.md installed"
+passed=$((passed + 1))
+
 # The probe pass (docs/probes.md), when this build made it: a loop without any jf_safepoint()
 # call must be preempted once compiled with the installed plugin, whether the flags come from
 # pkg-config, from find_package(jiffy) + jiffy_add_probes(), or from the jiffy-cc wrapper.

@@ -5,10 +5,20 @@
 #ifndef JIFFY_JIFFY_H
 #define JIFFY_JIFFY_H
 
+/* The version of these headers (semantic versioning; CHANGELOG.md). The build reads it from
+ * here: these three lines are the only place it is written. */
 #define JIFFY_VERSION_MAJOR 0
 #define JIFFY_VERSION_MINOR 1
 #define JIFFY_VERSION_PATCH 0
-#define JIFFY_VERSION "0.1.0"
+#define JIFFY__STR2(x) #x
+#define JIFFY__STR(x) JIFFY__STR2(x)
+/* "MAJOR.MINOR.PATCH" */
+#define JIFFY_VERSION                                                                              \
+	JIFFY__STR(JIFFY_VERSION_MAJOR) "." JIFFY__STR(JIFFY_VERSION_MINOR) "." JIFFY__STR(         \
+		JIFFY_VERSION_PATCH)
+/* One number that orders versions: MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define JIFFY_VERSION_NUMBER                                                                       \
+	(JIFFY_VERSION_MAJOR * 10000 + JIFFY_VERSION_MINOR * 100 + JIFFY_VERSION_PATCH)
 
 #include <jiffy/config.h>
 #include <jiffy/net.h>
@@ -18,5 +28,22 @@
 #include <jiffy/sync.h>
 #include <jiffy/thread.h>
 #include <jiffy/time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * jf_version() - the version of the library linked in, "MAJOR.MINOR.PATCH".
+ * @number: if not NULL, set to that version's JIFFY_VERSION_NUMBER.
+ *
+ * Compare with JIFFY_VERSION (the headers compiled against) to catch a program built against one
+ * version and run with another (a shared library swapped underneath it).
+ */
+const char *jf_version(int *number);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* JIFFY_JIFFY_H */

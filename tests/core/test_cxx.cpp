@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 namespace {
 
@@ -50,6 +51,12 @@ int main()
 			     ret, total, 8 * 5000);
 		return 1;
 	}
-	std::printf("test_cxx: 8 uthreads x 5000 locked increments from C++: ok\n");
+	if (std::strcmp(jf_version(nullptr), JIFFY_VERSION) != 0) {
+		std::fprintf(stderr, "test_cxx: FAIL: jf_version() %s, headers %s\n",
+			     jf_version(nullptr), JIFFY_VERSION);
+		return 1;
+	}
+	std::printf("test_cxx: 8 uthreads x 5000 locked increments from C++: ok (Jiffy %s)\n",
+		    jf_version(nullptr));
 	return 0;
 }
