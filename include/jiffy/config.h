@@ -8,6 +8,8 @@
 #ifndef JIFFY_CONFIG_H
 #define JIFFY_CONFIG_H
 
+#include <jiffy/export.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,7 +54,7 @@ struct jf_policy_tunables {
 };
 
 /** jf_policy_tunables_default() - the papers' defaults (quantum 100 us). */
-void jf_policy_tunables_default(struct jf_policy_tunables *t);
+JF_API void jf_policy_tunables_default(struct jf_policy_tunables *t);
 
 #define JF_POLICY_NAME_MAX 32
 /* struct jf_config.grace_ns: leave the grace period to the mechanism (see there). */
@@ -132,7 +134,7 @@ struct jf_config {
 };
 
 /** jf_config_default() - fill @cfg with the defaults (no environment). */
-void jf_config_default(struct jf_config *cfg);
+JF_API void jf_config_default(struct jf_config *cfg);
 
 /**
  * jf_config_apply_env() - override fields of @cfg from JIFFY_* environment variables.
@@ -141,16 +143,16 @@ void jf_config_default(struct jf_config *cfg);
  * Return: 0, or -EINVAL if a variable is set to a value that cannot be used; @cfg is then left
  * unchanged. Unknown JIFFY_* variables are reported as errors too (a typo must not pass silently).
  */
-int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen);
+JF_API int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen);
 
 /**
  * jf_config_validate() - check @cfg for values the runtime cannot use.
  * Return: 0 or -EINVAL with a message in @err.
  */
-int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen);
+JF_API int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen);
 
 /** jf_config_print() - write @cfg in "key = value" lines to @out. */
-void jf_config_print(const struct jf_config *cfg, FILE *out);
+JF_API void jf_config_print(const struct jf_config *cfg, FILE *out);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef JIFFY_JIFFY_H
 #define JIFFY_JIFFY_H
 
+#include <jiffy/export.h>
+
 /* The version of these headers (semantic versioning; CHANGELOG.md). The build reads it from
  * here: these three lines are the only place it is written. */
 #define JIFFY_VERSION_MAJOR 0
@@ -40,7 +42,7 @@ extern "C" {
  * Compare with JIFFY_VERSION (the headers compiled against) to catch a program built against one
  * version and run with another (a shared library swapped underneath it).
  */
-const char *jf_version(int *number);
+JF_API const char *jf_version(int *number);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,8 @@
 #ifndef JIFFY_POLICY_H
 #define JIFFY_POLICY_H
 
+#include <jiffy/export.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -156,17 +158,17 @@ struct jf_policy {
 /**
  * jf_policy_find() - the built-in or registered policy called @name, or NULL.
  */
-const struct jf_policy_ops *jf_policy_find(const char *name);
+JF_API const struct jf_policy_ops *jf_policy_find(const char *name);
 
 /**
  * jf_policy_register() - add a policy the runtime can select by name (before jf_run()).
  * Return: 0; -EEXIST if the name is taken; -EINVAL if a required op is missing or
  * task_data_size > JF_TASK_POLICY_DATA; -ENOSPC if the table is full.
  */
-int jf_policy_register(const struct jf_policy_ops *ops);
+JF_API int jf_policy_register(const struct jf_policy_ops *ops);
 
 /** jf_policy_names() - write the available names, comma separated, into @buf. */
-void jf_policy_names(char *buf, size_t len);
+JF_API void jf_policy_names(char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,8 @@
 #ifndef JIFFY_PREEMPT_H
 #define JIFFY_PREEMPT_H
 
+#include <jiffy/export.h>
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -45,10 +47,11 @@ struct jf__preempt_tls {
 	uint64_t probe_tsc;  /* when jf__probe_armed() last read the TSC (0: not since arming) */
 	int64_t probe_span;  /* the count it set then */
 };
-extern __thread struct jf__preempt_tls jf__preempt __attribute__((tls_model("initial-exec")));
-void jf__preempt_enable_slow(void);
-void jf__safepoint_slow(void);
-void jf__probe_armed(void);
+extern JF_API __thread struct jf__preempt_tls jf__preempt
+	__attribute__((tls_model("initial-exec")));
+JF_API void jf__preempt_enable_slow(void);
+JF_API void jf__safepoint_slow(void);
+JF_API void jf__probe_armed(void);
 
 /*
  * The TLS accesses are asm volatile: the compiler must not reuse an address computed on the
@@ -104,14 +107,14 @@ static inline void jf_safepoint(void)
 }
 
 /** jf_preempt_mechanism() - name of the mechanism in use ("none" outside the runtime). */
-const char *jf_preempt_mechanism(void);
+JF_API const char *jf_preempt_mechanism(void);
 
 /**
  * jf_preempt_available() - whether mechanism @name can run on this machine and kernel.
  * @why, @len: receive the reason when it cannot (e.g. uintr: "the CPU has no UINTR feature").
  * Return: 1 available, 0 unavailable, -EINVAL unknown name.
  */
-int jf_preempt_available(const char *name, char *why, unsigned long len);
+JF_API int jf_preempt_available(const char *name, char *why, unsigned long len);
 
 /**
  * struct jf_preempt_stats - the sender side of preemption (the timer thread, if the mechanism
@@ -136,7 +139,7 @@ struct jf_preempt_stats {
 };
 
 /** jf_preempt_stats() - Return: 0, or -ESRCH when no runtime runs. */
-int jf_preempt_stats(struct jf_preempt_stats *out);
+JF_API int jf_preempt_stats(struct jf_preempt_stats *out);
 
 #ifdef __cplusplus
 }

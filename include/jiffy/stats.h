@@ -8,6 +8,8 @@
 #ifndef JIFFY_STATS_H
 #define JIFFY_STATS_H
 
+#include <jiffy/export.h>
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -68,11 +70,11 @@ struct jf_worker_stats {
 };
 
 /** jf_stats_worker() - counters of worker @w. Return: 0; -EINVAL bad index; -ESRCH no runtime. */
-int jf_stats_worker(int w, struct jf_worker_stats *out);
+JF_API int jf_stats_worker(int w, struct jf_worker_stats *out);
 /** jf_stats_total() - the sum over all workers. Return: 0; -ESRCH if no runtime runs. */
-int jf_stats_total(struct jf_worker_stats *out);
+JF_API int jf_stats_total(struct jf_worker_stats *out);
 /** jf_stats_print() - configuration and a table of the counters of every worker. */
-void jf_stats_print(FILE *out);
+JF_API void jf_stats_print(FILE *out);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,8 @@
 #ifndef JIFFY_SYNC_H
 #define JIFFY_SYNC_H
 
+#include <jiffy/export.h>
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -50,36 +52,36 @@ typedef struct jf_waitgroup {
 #define JF_COND_INITIALIZER {0, 0, {0, 0}}
 #define JF_WAITGROUP_INITIALIZER {0, 0, 0, {0, 0}}
 
-void jf_mutex_init(jf_mutex_t *m);
+JF_API void jf_mutex_init(jf_mutex_t *m);
 /** jf_mutex_lock() - acquire; blocks the uthread. Ownership is handed to waiters in FIFO order. */
-void jf_mutex_lock(jf_mutex_t *m);
+JF_API void jf_mutex_lock(jf_mutex_t *m);
 /** jf_mutex_trylock() - Return: 0 if acquired, -EBUSY if held. */
-int jf_mutex_trylock(jf_mutex_t *m);
+JF_API int jf_mutex_trylock(jf_mutex_t *m);
 /** jf_mutex_unlock() - release, handing the mutex to the oldest waiter. Return: 0; -EPERM if the
  * caller does not hold it. */
-int jf_mutex_unlock(jf_mutex_t *m);
+JF_API int jf_mutex_unlock(jf_mutex_t *m);
 
-void jf_cond_init(jf_cond_t *c);
+JF_API void jf_cond_init(jf_cond_t *c);
 /** jf_cond_wait() - atomically release @m and wait for a signal, then re-acquire @m.
  * Return: 0; -EPERM if the caller does not hold @m. Spurious wakeups do not happen, but callers
  * should still re-check their predicate (another uthread may have consumed the state). */
-int jf_cond_wait(jf_cond_t *c, jf_mutex_t *m);
+JF_API int jf_cond_wait(jf_cond_t *c, jf_mutex_t *m);
 /** jf_cond_timedwait() - like jf_cond_wait() until jf_now_ns() >= @deadline_ns.
  * Return: 0 if signalled, -ETIMEDOUT, -EPERM. @m is held again on every return but -EPERM. */
-int jf_cond_timedwait(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline_ns);
+JF_API int jf_cond_timedwait(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline_ns);
 /** jf_cond_signal() - wake the oldest waiter, if any. */
-void jf_cond_signal(jf_cond_t *c);
+JF_API void jf_cond_signal(jf_cond_t *c);
 /** jf_cond_broadcast() - wake every waiter. */
-void jf_cond_broadcast(jf_cond_t *c);
+JF_API void jf_cond_broadcast(jf_cond_t *c);
 
-void jf_waitgroup_init(jf_waitgroup_t *wg);
+JF_API void jf_waitgroup_init(jf_waitgroup_t *wg);
 /** jf_waitgroup_add() - add @n (may be negative) to the counter; waiters wake when it reaches 0.
  * Return: 0; -EINVAL if the counter would become negative (it is left unchanged). */
-int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n);
+JF_API int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n);
 /** jf_waitgroup_done() - jf_waitgroup_add(wg, -1). */
-int jf_waitgroup_done(jf_waitgroup_t *wg);
+JF_API int jf_waitgroup_done(jf_waitgroup_t *wg);
 /** jf_waitgroup_wait() - block until the counter is 0. */
-void jf_waitgroup_wait(jf_waitgroup_t *wg);
+JF_API void jf_waitgroup_wait(jf_waitgroup_t *wg);
 
 #ifdef __cplusplus
 }

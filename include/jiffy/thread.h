@@ -27,6 +27,8 @@
 #ifndef JIFFY_THREAD_H
 #define JIFFY_THREAD_H
 
+#include <jiffy/export.h>
+
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,10 +49,10 @@ extern "C" {
 #endif
 
 /* Private, for the errno macro below: glibc's static-TLS offset of errno, checked per worker. */
-extern long jf__errno_tp_offset;
-extern int jf__errno_tp_ok;
-int *jf__errno_location_slow(void);
-long jf__errno_offset_init(void);
+extern JF_API long jf__errno_tp_offset;
+extern JF_API int jf__errno_tp_ok;
+JF_API int *jf__errno_location_slow(void);
+JF_API long jf__errno_offset_init(void);
 
 /* errno's offset from the thread pointer: the same on every thread (glibc static TLS). */
 static inline long jf__errno_offset(void)
@@ -120,7 +122,7 @@ struct jf_attr {
 };
 
 /** jf_attr_init() - the default attributes (worker -1, everything else 0). */
-void jf_attr_init(struct jf_attr *attr);
+JF_API void jf_attr_init(struct jf_attr *attr);
 
 /**
  * jf_run() - start the runtime, run @main_fn(@arg) as the first uthread, shut down.
@@ -135,7 +137,7 @@ void jf_attr_init(struct jf_attr *attr);
  * Return: 0; -EINVAL for an invalid configuration or unknown policy (a message on stderr names
  * it); -EBUSY if a runtime is already running; -ENOMEM or another -errno if start-up failed.
  */
-int jf_run(const struct jf_config *cfg, jf_thread_fn main_fn, void *arg, void **retval);
+JF_API int jf_run(const struct jf_config *cfg, jf_thread_fn main_fn, void *arg, void **retval);
 
 /**
  * jf_spawn() - create a runnable uthread running @fn(@arg).
@@ -144,41 +146,41 @@ int jf_run(const struct jf_config *cfg, jf_thread_fn main_fn, void *arg, void **
  * May be called from a uthread. Return: 0; -EPERM outside the runtime; -EINVAL for a bad
  * attribute (stack smaller than 16 KiB, worker out of range); -ENOMEM.
  */
-int jf_spawn(jf_thread_t **out, const struct jf_attr *attr, jf_thread_fn fn, void *arg);
+JF_API int jf_spawn(jf_thread_t **out, const struct jf_attr *attr, jf_thread_fn fn, void *arg);
 
 /** jf_yield() - let other runnable uthreads run; returns at once if there are none. */
-void jf_yield(void);
+JF_API void jf_yield(void);
 
 /** jf_exit() - end the calling uthread with @retval (like returning it from its function). */
-JF_NORETURN void jf_exit(void *retval);
+JF_NORETURN JF_API void jf_exit(void *retval);
 
 /**
  * jf_join() - wait for @t to end and free it; @retval receives its return value (may be NULL).
  * Blocks the calling uthread (not the worker). Return: 0; -EDEADLK joining oneself; -EINVAL if @t
  * is detached or already being joined; -EPERM outside the runtime.
  */
-int jf_join(jf_thread_t *t, void **retval);
+JF_API int jf_join(jf_thread_t *t, void **retval);
 
 /**
  * jf_detach() - let @t free itself when it ends. Return: 0; -EINVAL if @t is already detached or
  * being joined.
  */
-int jf_detach(jf_thread_t *t);
+JF_API int jf_detach(jf_thread_t *t);
 
 /** jf_self() - the calling uthread, or NULL when not called from a uthread. */
-jf_thread_t *jf_self(void);
+JF_API jf_thread_t *jf_self(void);
 
 /** jf_thread_id() - a unique, never reused id (> 0) of @t. */
-uint64_t jf_thread_id(const jf_thread_t *t);
+JF_API uint64_t jf_thread_id(const jf_thread_t *t);
 
 /** jf_thread_name() - the name given at spawn ("" if none). */
-const char *jf_thread_name(const jf_thread_t *t);
+JF_API const char *jf_thread_name(const jf_thread_t *t);
 
 /** jf_worker_id() - index of the worker running the caller, or -1 outside the runtime. */
-int jf_worker_id(void);
+JF_API int jf_worker_id(void);
 
 /** jf_nworkers() - number of workers of the running runtime, 0 if none runs. */
-int jf_nworkers(void);
+JF_API int jf_nworkers(void);
 
 /**
  * jf_thread_get_sched_attr() / jf_thread_set_sched_attr() - policy attributes of @t.
@@ -186,8 +188,8 @@ int jf_nworkers(void);
  * preempted; for the caller itself: from its next such point); get returns the latest set.
  * set: 0; -EINVAL for a NULL argument, a worker out of range, or no runtime.
  */
-void jf_thread_get_sched_attr(const jf_thread_t *t, struct jf_sched_attr *out);
-int jf_thread_set_sched_attr(jf_thread_t *t, const struct jf_sched_attr *attr);
+JF_API void jf_thread_get_sched_attr(const jf_thread_t *t, struct jf_sched_attr *out);
+JF_API int jf_thread_set_sched_attr(jf_thread_t *t, const struct jf_sched_attr *attr);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef JIFFY_TIME_H
 #define JIFFY_TIME_H
 
+#include <jiffy/export.h>
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -17,13 +19,13 @@ extern "C" {
  * jf_now_ns() - monotonic nanoseconds on the CLOCK_MONOTONIC time base. Callable anywhere, also
  * outside the runtime and from signal handlers. ~8 ns with the TSC, ~25 ns without.
  */
-uint64_t jf_now_ns(void);
+JF_API uint64_t jf_now_ns(void);
 
 /** jf_clock_source() - "tsc" or "clock_monotonic". */
-const char *jf_clock_source(void);
+JF_API const char *jf_clock_source(void);
 
 /** jf_tsc_hz() - calibrated TSC frequency in Hz, 0 when the TSC is not used. */
-uint64_t jf_tsc_hz(void);
+JF_API uint64_t jf_tsc_hz(void);
 
 /**
  * jf_sleep_ns() - block the calling uthread (not its worker) for at least @ns nanoseconds.
@@ -31,10 +33,10 @@ uint64_t jf_tsc_hz(void);
  * preemption a uthread computing for 1 ms delays the wakeup by up to 1 ms).
  * Return: 0; -EPERM outside the runtime.
  */
-int jf_sleep_ns(uint64_t ns);
+JF_API int jf_sleep_ns(uint64_t ns);
 
 /** jf_sleep_until() - like jf_sleep_ns() until jf_now_ns() >= @deadline_ns. */
-int jf_sleep_until(uint64_t deadline_ns);
+JF_API int jf_sleep_until(uint64_t deadline_ns);
 
 #ifdef __cplusplus
 }

@@ -149,6 +149,10 @@ __attribute__((constructor)) static void resolve(void)
 	(void)REAL(spin_unlock, "pthread_spin_unlock");
 }
 
+/* The interposed functions are exported from libjiffy.so (the rest of the library is hidden):
+ * a program linked with it must find these before libc's. */
+#pragma GCC visibility push(default)
+
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	return held(REAL(mutex_lock, "pthread_mutex_lock")(m));
@@ -233,5 +237,7 @@ int pthread_spin_unlock(pthread_spinlock_t *l)
 {
 	return released(REAL(spin_unlock, "pthread_spin_unlock")(l));
 }
+
+#pragma GCC visibility pop
 
 #endif /* JF_SHIM */
