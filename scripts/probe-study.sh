@@ -36,7 +36,6 @@ build=${BUILD_DIR:-$root/build}
 out=${PROBE_STUDY_OUT:-$build/probe-study}
 plugin=${JIFFY_PROBES_PLUGIN:-$build/tools/probe-pass/JiffyProbes.so}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/jiffy/probe-sources
-cargo_home=${CARGO_HOME:-$HOME/.cargo}
 
 die() { echo "probe-study: $*" >&2; exit 1; }
 
@@ -75,45 +74,14 @@ crates=(
 	"zstd-sys:2.1.3+zstd.1.5.7:zstd/lib"
 )
 
+# shellcheck source=scripts/crate-source.sh
+. "$root/scripts/crate-source.sh"
 fetch_sources() {
-	local cargo_cmd=${CARGO:-$(command -v cargo || true)}
-	[[ -z $cargo_cmd && -x $cargo_home/bin/cargo ]] && cargo_cmd=$cargo_home/bin/cargo
-	[[ -n $cargo_cmd ]] || die "cargo not found (install Rust with rustup, or set CARGO=...)"
-	mkdir -p "$cache/src"
-	: >"$cache/src/lib.rs"
-	cat >"$cache/Cargo.toml" <<-'EOF'
-		# Written by scripts/probe-study.sh: only its dependencies matter (their bundled C sources).
-		[package]
-		name = "jiffy-probe-sources"
-		version = "0.0.0"
-		edition = "2021"
-		publish = false
-
-		[dependencies]
-		lua-src = "=547.0.0"
-		libsqlite3-sys = { version = "=0.30.1", features = ["bundled"] }
-		libz-sys = { version = "=1.1.31", default-features = false, features = ["static"] }
-		zstd-sys = { version = "=2.1.3", default-features = false }
-	EOF
-	"$cargo_cmd" fetch --quiet --manifest-path "$cache/Cargo.toml" ||
-		die "cargo fetch failed in $cache (network? crates.io reachable?)"
-}
-
-# Prints the directory of crate $1 version $2, subdirectory $3; unpacks the .crate if Cargo
-# downloaded it without unpacking it.
-source_dir() {
-	local name=$1 version=$2 sub=$3 d crate
-	for d in "$cargo_home"/registry/src/*/"$name-$version" "$cache/unpacked/$name-$version"; do
-		[[ -d $d/$sub ]] && { echo "$d/$sub"; return; }
-	done
-	for crate in "$cargo_home"/registry/cache/*/"$name-$version.crate"; do
-		[[ -f $crate ]] || continue
-		mkdir -p "$cache/unpacked"
-		tar -xzf "$crate" -C "$cache/unpacked"
-		[[ -d $cache/unpacked/$name-$version/$sub ]] &&
-			{ echo "$cache/unpacked/$name-$version/$sub"; return; }
-	done
-	die "crate $name $version was fetched but $sub is not in it (looked under $cargo_home/registry)"
+	crate_fetch "$cache" jiffy-probe-sources \
+		'lua-src = "=547.0.0"' \
+		'libsqlite3-sys = { version = "=0.30.1", features = ["bundled"] }' \
+		'libz-sys = { version = "=1.1.31", default-features = false, features = ["static"] }' \
+		'zstd-sys = { version = "=2.1.3", default-features = false }'
 }
 
 declare -A srcdir
@@ -121,7 +89,7 @@ locate_sources() {
 	local c name version sub
 	for c in "${crates[@]}"; do
 		IFS=: read -r name version sub <<<"$c"
-		srcdir[$name]=$(source_dir "$name" "$version" "$sub")
+		srcdir[$name]=$(crate_dir "$cache" "$name" "$version" "$sub")
 	done
 }
 

@@ -31,7 +31,6 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 cache_root=${XDG_CACHE_HOME:-$HOME/.cache}/jiffy
 store=${JIFFY_ROCKSDB_CACHE:-$cache_root}
-cargo_home=${CARGO_HOME:-$HOME/.cargo}
 version=7.9.2
 crate=librocksdb-sys
 crate_version=0.10.0+$version
@@ -90,37 +89,13 @@ cxx=$clangxx
 cc=$clang
 
 # ---- the source ---------------------------------------------------------------------------------
+# shellcheck source=scripts/crate-source.sh
+. "$root/scripts/crate-source.sh"
 fetch_source() {
-	local cargo_cmd=${CARGO:-$(command -v cargo || true)} proj=$cache_root/rocksdb-source
-	[[ -z $cargo_cmd && -x $cargo_home/bin/cargo ]] && cargo_cmd=$cargo_home/bin/cargo
-	[[ -n $cargo_cmd ]] || die "cargo not found (install Rust with rustup, or set CARGO=...)"
-	mkdir -p "$proj/src"
-	: >"$proj/src/lib.rs"
-	cat >"$proj/Cargo.toml" <<-EOF
-		# Written by scripts/rocksdb-probes.sh: only its dependency matters (its bundled C++ source).
-		[package]
-		name = "jiffy-rocksdb-source"
-		version = "0.0.0"
-		edition = "2021"
-		publish = false
-
-		[dependencies]
-		$crate = { version = "=$crate_version", default-features = false }
-	EOF
-	"$cargo_cmd" fetch --quiet --manifest-path "$proj/Cargo.toml" ||
-		die "cargo fetch failed in $proj (network? crates.io reachable?)"
-	local d c
-	for d in "$cargo_home"/registry/src/*/"$crate-$crate_version"; do
-		[[ -f $d/rocksdb/CMakeLists.txt ]] && { src=$d/rocksdb; return; }
-	done
-	for c in "$cargo_home"/registry/cache/*/"$crate-$crate_version.crate"; do
-		[[ -f $c ]] || continue
-		mkdir -p "$cache_root/unpacked"
-		tar -xzf "$c" -C "$cache_root/unpacked"
-		src=$cache_root/unpacked/$crate-$crate_version/rocksdb
-		[[ -f $src/CMakeLists.txt ]] && return
-	done
-	die "$crate $crate_version was fetched but holds no rocksdb/CMakeLists.txt"
+	crate_fetch "$cache_root/rocksdb-source" jiffy-rocksdb-source \
+		"$crate = { version = \"=$crate_version\", default-features = false }"
+	src=$(crate_dir "$cache_root/rocksdb-source" "$crate" "$crate_version" rocksdb)
+	[[ -f $src/CMakeLists.txt ]] || die "$crate $crate_version holds no rocksdb/CMakeLists.txt"
 }
 
 # ---- the library --------------------------------------------------------------------------------

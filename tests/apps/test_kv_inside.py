@@ -18,11 +18,13 @@ usage: test_kv_inside.py JIFFY_KV MECHANISM QUANTUM_US   (~15 s)
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from resp_client import Conn, free_port  # noqa: E402 (after the path)
 
 KEYS = 100000
 WALKERS = 4
@@ -37,39 +39,18 @@ def fail(msg, err_path=None):
     sys.exit(1)
 
 
-def read_reply(f):
-    line = f.readline()
-    if not line:
-        raise EOFError("connection closed")
-    kind, rest = line[:1], line[1:-2]
-    if kind == b"*":
-        return [read_reply(f) for _ in range(int(rest))]
-    if kind == b"$":
-        n = int(rest)
-        return None if n < 0 else f.read(n + 2)[:-2]
-    if kind in (b"+", b":"):
-        return rest
-    raise RuntimeError(f"error reply {line!r}")
-
-
-def command(sock, f, *args):
-    sock.sendall(b"*%d\r\n" % len(args) +
-                 b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args))
-    return read_reply(f)
-
-
 def walk(port, results, idx):
     """One full SCAN walk; results[idx] = the preloaded keys seen, in order."""
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
-            f = s.makefile("rb")
-            cursor, keys = b"0", []
-            while True:
-                cursor, batch = command(s, f, b"SCAN", cursor, b"COUNT", b"2000")
-                keys += [k for k in batch if k.startswith(b"key0")]  # not SET's random keys
-                if cursor == b"0":
-                    break
-            results[idx] = keys
+        c = Conn(port, timeout=60)
+        cursor, keys = b"0", []
+        while True:
+            cursor, batch = c.call("SCAN", cursor, "COUNT", 2000)
+            keys += [k for k in batch if k.startswith(b"key0")]  # not SET's random keys
+            if cursor == b"0":
+                break
+        c.close()
+        results[idx] = keys
     except Exception as e:  # reported by the caller
         results[idx] = e
 
@@ -100,10 +81,8 @@ def run(proc_holder):
     env.update(JIFFY_STATS="1", JIFFY_WORKERS="2", JIFFY_POLICY="twoq", JIFFY_PREEMPT=mech,
                JIFFY_QUANTUM_US=quantum)
     with open(err_path, "wb") as err:
-        with socket.socket() as probe:  # a free TCP port (--resp-port 0 means no RESP at all)
-            probe.bind(("127.0.0.1", 0))
-            free = probe.getsockname()[1]
-        proc = subprocess.Popen([server, "--port", "0", "--resp-port", str(free),
+        # a free port: --resp-port 0 would mean no Redis protocol at all
+        proc = subprocess.Popen([server, "--port", "0", "--resp-port", str(free_port()),
                                  "--keys", str(KEYS), "--rocksdb-preempt", "inside"],
                                 stdout=subprocess.PIPE, stderr=err, env=env)
     proc_holder.append(proc)
@@ -120,8 +99,9 @@ def run(proc_holder):
         proc.kill()
         fail("the server did not print READY with a resp= port", err_path)
     threading.Thread(target=proc.stdout.read, daemon=True).start()  # keep the pipe drained
-    with socket.create_connection(("127.0.0.1", port)) as s:
-        info = command(s, s.makefile("rb"), b"INFO")
+    c = Conn(port)
+    info = c.call("INFO")
+    c.close()
     if b"rocksdb_preempt:inside" not in info:
         proc.kill()
         fail("INFO does not say rocksdb_preempt:inside", err_path)
