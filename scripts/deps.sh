@@ -25,6 +25,12 @@ want_pkg redis-tools redis-cli
 # use FileCheck (llvm-14-tools, which llvm-14-dev brings).
 want_pkg llvm-14-dev /usr/lib/llvm-14/lib/cmake/llvm/LLVMConfig.cmake
 want_pkg clang-14 clang-14
+# Seeing inside (issue 15): USDT probes are compiled in from <sys/sdt.h>; the gdb extension and
+# the Valgrind client requests are tested under gdb and valgrind; the API reference is Doxygen's.
+want_pkg systemtap-sdt-dev /usr/include/x86_64-linux-gnu/sys/sdt.h
+want_pkg gdb gdb
+want_pkg valgrind valgrind
+want_pkg doxygen doxygen
 
 if [[ "${1:-build}" == bench ]]; then
 	want_pkg libboost-fiber-dev /usr/include/boost/fiber/all.hpp

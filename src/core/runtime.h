@@ -43,6 +43,16 @@ enum uthread_state {
 	UT_EXITED,
 };
 
+/* What a uthread is doing, for people looking in (jf_dump_threads(), tools/gdb/jiffy-gdb.py):
+ * struct jf_thread.vstate. Unlike @state it follows every switch. */
+enum uthread_vstate {
+	UV_RUNNABLE = 0, /* in a policy queue since @state_ns; @off_reason says why */
+	UV_RUNNING,      /* on worker @worker since @state_ns */
+	UV_BLOCKED,      /* on @wait_on (@wait_obj) since @state_ns */
+	UV_EXITED,       /* finished at @state_ns, not yet joined */
+	UV_FREE,         /* a cached stack, no uthread */
+};
+
 struct jf_thread {
 	struct jf_ctx ctx;
 	uint32_t on_cpu;       /* see the model above */
@@ -75,6 +85,15 @@ struct jf_thread {
 	size_t map_size;
 	size_t guard_size;
 	struct jf_thread *reg_prev, *reg_next; /* every mapped stack, for shutdown */
+
+	/* Introspection (enum uthread_vstate): relaxed stores on the paths that change them, read
+	 * by other threads without a lock (a recent value, not a consistent cut). */
+	uint8_t vstate;         /* enum uthread_vstate */
+	uint8_t off_reason;     /* runnable: the enum jf_enqueue_reason it was queued for */
+	const char *wait_on;    /* blocked: "mutex", "cond", "join", "sleep", "netpoll", ... */
+	const void *wait_obj;   /* blocked: the object it waits on (NULL for sleep) */
+	uint64_t state_ns;      /* jf_now_ns() when @vstate last changed */
+	uint64_t stall_ns;      /* when a stall was last reported for it (monitor.c) */
 
 	void *asan_fake_stack;
 	void *tsan_fiber; /* ThreadSanitizer's fiber for this uthread (NULL otherwise) */
