@@ -96,6 +96,7 @@ struct jf_thread {
 	uint64_t stall_ns;      /* when a stall was last reported for it (monitor.c) */
 
 	void *asan_fake_stack;
+	unsigned vg_stack_id; /* Valgrind's id for this stack (stack.c; 0 outside Valgrind) */
 	void *tsan_fiber; /* ThreadSanitizer's fiber for this uthread (NULL otherwise) */
 	char name[JF_THREAD_NAME_MAX];
 };
