@@ -1,7 +1,8 @@
 # Jiffy top-level commands. `make test` and `make demo` work from a clean clone on Debian 12:
 # they install what is missing (apt-get), build, and run.
 #   make test      build plain (-Werror), ASan+UBSan and TSan, run the CTest suite on each,
-#                  and check that an installed Jiffy builds the README example via pkg-config
+#                  and check that an installed Jiffy builds and runs the C and C++ examples
+#                  (pkg-config, find_package(Jiffy), static)
 #   make demo      build the servers, the load generator and the peers, then the short
 #                  head-of-line-blocking sweep (experiments/configs/demo.toml): prints the
 #                  "highest load meeting the SLO" table and where the plots are
@@ -57,7 +58,7 @@ test-calibrate: build
 	@$(BUILD)/tools/jiffy-calibrate
 
 test-install: build
-	@echo "== install + pkg-config + README example =="
+	@echo "== install: the C and C++ examples via pkg-config, find_package(Jiffy) and libjiffy.a =="
 	@scripts/test-install.sh $(BUILD)
 
 test: test-plain test-asan test-tsan test-install
