@@ -15,7 +15,8 @@
  * Every runtime run happens in a child process (preempt_harness.c): a mechanism that crashes or
  * hangs is reported in its cells and skipped afterwards; the rest of the run goes on.
  *
- * Usage: preempt_bench [--quick] [--csv FILE] [--reps N] [PART...]   (see usage())
+ * Usage: preempt_bench [--quick] [--csv FILE] [--reps N] [PART...]   (see usage(); the flags are
+ * read by apps/common/flags.c, the parser of every Jiffy program: --help, --version, exit 2)
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -27,6 +28,7 @@
 
 #include <jiffy/jiffy.h>
 
+#include "flags.h"
 #include "preempt_harness.h"
 
 #define NQ_MAX 16
@@ -949,6 +951,7 @@ static void usage(FILE *f)
 		"the baseline none always runs\n"
 		"  --wall       time runs by the wall clock instead of the worker's CPU time\n"
 		"  -v, --verbose  one line per batch run on stderr (time and every counter)\n"
+		JP_FLAGS_STD_USAGE
 		"  JIFFY_* variables apply to every run, except that each run sets the mechanism, "
 		"quantum, number of workers and pinning.\n");
 }
@@ -1005,63 +1008,95 @@ static void print_summary(void)
 	}
 }
 
+enum { F_QUICK = 0x100, F_WALL, F_VERBOSE = 'v', F_MECHS = 0x200, F_CSV, F_REPS, F_QUANTA, F_TIMEOUT };
+
+static const struct option options[] = {
+	{"quick", no_argument, NULL, F_QUICK},
+	{"wall", no_argument, NULL, F_WALL},
+	{"verbose", no_argument, NULL, F_VERBOSE},
+	{"mechs", required_argument, NULL, F_MECHS},
+	{"csv", required_argument, NULL, F_CSV},
+	{"reps", required_argument, NULL, F_REPS},
+	{"quanta", required_argument, NULL, F_QUANTA},
+	{"timeout", required_argument, NULL, F_TIMEOUT},
+	JP_FLAGS_STD_OPTIONS,
+	{0},
+};
+
+/* --quanta LIST: 1 to NQ_MAX comma-separated quanta in us, each in [1, 1000000]. */
+static void parse_quanta(const struct jp_flags *fl, const char *v)
+{
+	char buf[512], *save = NULL;
+	unsigned long q;
+
+	if (strlen(v) >= sizeof(buf))
+		jp_flags_fail(fl, "the list is longer than %zu characters", sizeof(buf) - 1);
+	snprintf(buf, sizeof(buf), "%s", v);
+	nq = 0;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (nq == NQ_MAX)
+			jp_flags_fail(fl, "more than %d quanta, got '%s'", NQ_MAX, v);
+		if (jp_flag_uint(fl->prog, fl->flag, tok, 1, 1000000, &q))
+			exit(2);
+		quanta_us[nq++] = q;
+	}
+	if (nq == 0)
+		jp_flags_fail(fl, "expected quanta in us, e.g. 1000,100,10, got '%s'", v);
+}
+
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--quick") == 0) {
+	static const char prog[] = "preempt_bench";
+	struct jp_flags fl;
+	unsigned long n;
+	int c;
+
+	jp_flags_init(&fl, prog, jf_version(NULL), usage, options, ":hv", argc, argv);
+	while ((c = jp_flags_next(&fl)) != -1) {
+		switch (c) {
+		case F_QUICK:
 			opt.quick = 1;
-		} else if (strcmp(a, "--wall") == 0) {
+			break;
+		case F_WALL:
 			opt.wall = 1;
-		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+			break;
+		case F_VERBOSE:
 			opt.verbose = 1;
-		} else if (strcmp(a, "--mechs") == 0 && i + 1 < argc) {
-			opt.only = argv[++i];
-		} else if (strcmp(a, "--csv") == 0 && i + 1 < argc) {
-			opt.csv_path = argv[++i];
-		} else if (strcmp(a, "--reps") == 0 && i + 1 < argc) {
-			opt.reps = atoi(argv[++i]);
-			if (opt.reps < 1) {
-				usage(stderr);
+			break;
+		case F_MECHS:
+			opt.only = optarg;
+			break;
+		case F_CSV:
+			if (!*optarg)
+				jp_flags_fail(&fl, "expected a file name, got ''");
+			opt.csv_path = optarg;
+			break;
+		case F_REPS:
+			if (jp_flag_uint(prog, fl.flag, optarg, 1, 1000000, &n))
 				return 2;
-			}
-		} else if (strcmp(a, "--quanta") == 0 && i + 1 < argc) {
-			char *p = argv[++i], *end;
-			for (nq = 0; *p && nq < NQ_MAX; nq++) {
-				unsigned long long v = strtoull(p, &end, 10);
-				if (end == p || v < 1 || v > 1000000) {
-					usage(stderr);
-					return 2;
-				}
-				quanta_us[nq] = v;
-				p = *end == ',' ? end + 1 : end;
-			}
-			if (nq == 0 || *p) {
-				usage(stderr);
+			opt.reps = (int)n;
+			break;
+		case F_QUANTA:
+			parse_quanta(&fl, optarg);
+			break;
+		case F_TIMEOUT:
+			if (jp_flag_uint(prog, fl.flag, optarg, 1, 86400, &n))
 				return 2;
+			opt.timeout_s = (unsigned)n;
+			break;
+		}
+	}
+	for (int i = optind; i < argc; i++) { /* the operands: parts */
+		int found = 0;
+		for (int p = 0; p < 5; p++)
+			if (strcmp(argv[i], part_names[p]) == 0) {
+				opt.parts |= 1 << p;
+				found = 1;
 			}
-		} else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
-			int s = atoi(argv[++i]);
-			if (s < 1) {
-				usage(stderr);
-				return 2;
-			}
-			opt.timeout_s = (unsigned)s;
-		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			usage(stdout);
-			return 0;
-		} else {
-			int found = 0;
-			for (int p = 0; p < 5; p++)
-				if (strcmp(a, part_names[p]) == 0) {
-					opt.parts |= 1 << p;
-					found = 1;
-				}
-			if (!found) {
-				fprintf(stderr, "preempt_bench: unknown argument '%s'\n", a);
-				usage(stderr);
-				return 2;
-			}
+		if (!found) {
+			fprintf(stderr, "%s: unknown part '%s' (expected raw, mech, slowdown, "
+					"timeliness or scale; see --help)\n", prog, argv[i]);
+			return 2;
 		}
 	}
 	if (!opt.parts)

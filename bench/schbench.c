@@ -21,6 +21,8 @@
  * Usage: schbench [--threads 2,4,8,16] [--policies fifo,ws,rr,...] [--preempt timer]
  *                 [--quantum-us 50] [--work-us 1000] [--interval-us 100] [--seconds 1]
  *                 [--csv FILE]
+ * (read by apps/common/flags.c, the parser of every Jiffy program: --help, --version, exit 2 on
+ * a usage error)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,6 +40,8 @@
 #include <unistd.h>
 
 #include <jiffy/jiffy.h>
+
+#include "flags.h"
 
 #define MAX_T 256
 #define MAX_SAMPLES (1u << 20)
@@ -329,32 +333,80 @@ static void run_cell(const char *policy, int t, struct cell *out)
 	munmap(shared, sizeof(*shared));
 }
 
-static void parse_list(const char *s, int *out, int *n, int max)
+static const char prog[] = "schbench";
+
+static void usage(FILE *f)
 {
-	char *dup = strdup(s), *save = NULL;
-	*n = 0;
-	for (char *tok = strtok_r(dup, ",", &save); tok && *n < max;
-	     tok = strtok_r(NULL, ",", &save)) {
-		int v = atoi(tok);
-		if (v < 1 || v > MAX_T) {
-			fprintf(stderr, "schbench: --threads: '%s' is not a count from 1 to %d\n", tok,
-				MAX_T);
-			exit(2);
-		}
-		out[(*n)++] = v;
-	}
-	free(dup);
+	fprintf(f,
+		"usage: %s [--threads LIST] [--policies LIST] [--preempt MECH] [--quantum-us N]\n"
+		"          [--work-us N] [--interval-us N] [--seconds S] [--csv FILE]\n"
+		"Wakeup latency of Jiffy's policies beside Linux threads (schbench-like).\n"
+		"  --threads LIST    worker counts, comma-separated, each 1..%d (default: 1, 2, 4\n"
+		"                    and 8 times the CPUs)\n"
+		"  --policies LIST   Jiffy policies to run (default %s)\n"
+		"  --preempt MECH    the preemption mechanism (default %s)\n"
+		"  --quantum-us N    its quantum, 1..1000000 (default %u)\n"
+		"  --work-us N       CPU time of one request, 1..1000000 (default %u)\n"
+		"  --interval-us N   the message thread's sleep, 1..1000000 (default %u)\n"
+		"  --seconds S       per cell, 1..3600 (default %.0f)\n"
+		"  --csv FILE        also write the table as CSV\n"
+		JP_FLAGS_STD_USAGE,
+		prog, MAX_T, opt.policies, opt.preempt, opt.quantum_us, opt.work_us,
+		opt.interval_us, opt.seconds);
 }
 
-static unsigned parse_uint(const char *name, const char *v, unsigned lo, unsigned hi)
+enum { F_THREADS = 0x100, F_POLICIES, F_PREEMPT, F_QUANTUM, F_WORK, F_INTERVAL, F_SECONDS, F_CSV };
+
+static const struct option options[] = {
+	{"threads", required_argument, NULL, F_THREADS},
+	{"policies", required_argument, NULL, F_POLICIES},
+	{"preempt", required_argument, NULL, F_PREEMPT},
+	{"quantum-us", required_argument, NULL, F_QUANTUM},
+	{"work-us", required_argument, NULL, F_WORK},
+	{"interval-us", required_argument, NULL, F_INTERVAL},
+	{"seconds", required_argument, NULL, F_SECONDS},
+	{"csv", required_argument, NULL, F_CSV},
+	JP_FLAGS_STD_OPTIONS,
+	{0},
+};
+
+/* --threads LIST: 1 to 16 counts, each in [1, MAX_T]. */
+static void parse_threads(const struct jp_flags *fl, const char *v)
 {
-	char *end;
-	unsigned long x = strtoul(v, &end, 10);
-	if (!*v || *end || x < lo || x > hi) {
-		fprintf(stderr, "schbench: %s '%s': expected an integer from %u to %u\n", name, v, lo,
-			hi);
-		exit(2);
+	char buf[256], *save = NULL;
+	unsigned long t;
+	int max = (int)(sizeof(opt.threads) / sizeof(opt.threads[0]));
+
+	if (strlen(v) >= sizeof(buf))
+		jp_flags_fail(fl, "the list is longer than %zu characters", sizeof(buf) - 1);
+	snprintf(buf, sizeof(buf), "%s", v);
+	opt.nthreads = 0;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (opt.nthreads == max)
+			jp_flags_fail(fl, "more than %d counts, got '%s'", max, v);
+		if (jp_flag_uint(prog, fl->flag, tok, 1, MAX_T, &t))
+			exit(2);
+		opt.threads[opt.nthreads++] = (int)t;
 	}
+	if (opt.nthreads == 0)
+		jp_flags_fail(fl, "expected thread counts, e.g. 2,4,8, got '%s'", v);
+}
+
+/* A word that must fit in @buf (@len bytes). */
+static void copy_word(const struct jp_flags *fl, const char *v, char *buf, size_t len)
+{
+	if (!*v || strlen(v) >= len)
+		jp_flags_fail(fl, "expected 1 to %zu characters, got '%s'", len - 1, v);
+	snprintf(buf, len, "%s", v);
+}
+
+static unsigned parse_uint(const struct jp_flags *fl, const char *v, unsigned long lo,
+			   unsigned long hi)
+{
+	unsigned long x;
+
+	if (jp_flag_uint(prog, fl->flag, v, lo, hi, &x))
+		exit(2);
 	return (unsigned)x;
 }
 
@@ -363,42 +415,42 @@ int main(int argc, char **argv)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	FILE *csv = NULL;
 	struct utsname un;
+	struct jp_flags fl;
+	int c;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf("usage: %s [--threads LIST] [--policies LIST] [--preempt MECH] "
-			       "[--quantum-us N] [--work-us N] [--interval-us N] [--seconds S] "
-			       "[--csv FILE]\n",
-			       argv[0]);
-			return 0;
-		}
-		if (!v) {
-			fprintf(stderr, "schbench: %s needs a value (see --help)\n", a);
-			return 2;
-		}
-		i++;
-		if (!strcmp(a, "--threads"))
-			parse_list(v, opt.threads, &opt.nthreads, 16);
-		else if (!strcmp(a, "--policies"))
-			snprintf(opt.policies, sizeof(opt.policies), "%s", v);
-		else if (!strcmp(a, "--preempt"))
-			snprintf(opt.preempt, sizeof(opt.preempt), "%s", v);
-		else if (!strcmp(a, "--quantum-us"))
-			opt.quantum_us = parse_uint(a, v, 1, 1000000);
-		else if (!strcmp(a, "--work-us"))
-			opt.work_us = parse_uint(a, v, 1, 1000000);
-		else if (!strcmp(a, "--interval-us"))
-			opt.interval_us = parse_uint(a, v, 1, 1000000);
-		else if (!strcmp(a, "--seconds"))
-			opt.seconds = parse_uint(a, v, 1, 3600);
-		else if (!strcmp(a, "--csv"))
+	jp_flags_init(&fl, prog, jf_version(NULL), usage, options, NULL, argc, argv);
+	while ((c = jp_flags_next(&fl)) != -1) {
+		const char *v = optarg;
+		switch (c) {
+		case F_THREADS:
+			parse_threads(&fl, v);
+			break;
+		case F_POLICIES:
+			copy_word(&fl, v, opt.policies, sizeof(opt.policies));
+			break;
+		case F_PREEMPT:
+			copy_word(&fl, v, opt.preempt, sizeof(opt.preempt));
+			break;
+		case F_QUANTUM:
+			opt.quantum_us = parse_uint(&fl, v, 1, 1000000);
+			break;
+		case F_WORK:
+			opt.work_us = parse_uint(&fl, v, 1, 1000000);
+			break;
+		case F_INTERVAL:
+			opt.interval_us = parse_uint(&fl, v, 1, 1000000);
+			break;
+		case F_SECONDS:
+			opt.seconds = parse_uint(&fl, v, 1, 3600);
+			break;
+		case F_CSV:
+			if (!*v)
+				jp_flags_fail(&fl, "expected a file name, got ''");
 			opt.csv = v;
-		else {
-			fprintf(stderr, "schbench: unknown option %s (see --help)\n", a);
-			return 2;
+			break;
 		}
 	}
+	jp_flags_no_operands(&fl);
 	if (!opt.nthreads) {
 		int def[] = {(int)ncpu, (int)ncpu * 2, (int)ncpu * 4, (int)ncpu * 8};
 		for (int i = 0; i < 4; i++)

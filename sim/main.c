@@ -2,13 +2,16 @@
  * sim/main.c - jiffy-sim's command line: parse, run one simulation per load point, report.
  *
  * Owns: the flags (usage() lists them; docs/simulator.md explains them), their checking and the
- * sweep. Every input error is a message naming the flag and the value, and exit status 2; a
- * broken invariant found in a run (a policy bug) is exit status 1; success 0.
+ * sweep. They are read by apps/common/flags.c, the parser of every Jiffy program (--flag value,
+ * --flag=value, --help, --version). Every input error is a message "jiffy-sim: <flag>: <problem>"
+ * naming the value, and exit status 2; a broken invariant found in a run (a policy bug) is exit
+ * status 1; success 0.
  * The host CPU time of each run is printed on stderr only: stdout and the files jiffy-sim
  * writes depend on nothing but the command line (same seed, same bytes).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,12 +19,15 @@
 #include <string.h>
 #include <time.h>
 
+#include <jiffy/jiffy.h>
 #include <jiffy/policy.h>
 
+#include "flags.h"
 #include "report.h"
 #include "sim.h"
 
 #define MAX_POINTS 256
+#define PROG "jiffy-sim"
 
 struct cli {
 	struct sim_config cfg;
@@ -78,7 +84,8 @@ static void usage(FILE *f)
 "  --classes A,B,...      rename the classes (e.g. get,scan)\n"
 "  --check                conformance checks: work conservation, no task lost\n"
 "reports:\n"
-"  --csv FILE  --json FILE  --label L  --workload NAME [spin]  --server-name NAME  --quiet\n",
+"  --csv FILE  --json FILE  --label L  --workload NAME [spin]  --server-name NAME  --quiet\n"
+JP_FLAGS_STD_USAGE,
 		SIM_MAX_CORES, sim_costs_names());
 }
 
@@ -87,7 +94,7 @@ static int fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("jiffy-sim: error: ", stderr);
+	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -99,30 +106,17 @@ static int fail(const char *fmt, ...)
 
 static int parse_u64(const char *flag, const char *v, uint64_t min, uint64_t *out)
 {
-	char *end;
-	unsigned long long x;
+	unsigned long x;
 
-	errno = 0;
-	x = strtoull(v, &end, 10);
-	if (!*v || *end || errno || v[0] == '-')
-		return fail("%s '%s': not a whole number", flag, v);
-	if (x < min)
-		return fail("%s '%s': must be >= %llu", flag, v, (unsigned long long)min);
+	if (jp_flag_uint(PROG, flag, v, min, ULONG_MAX, &x))
+		return 2;
 	*out = x;
 	return 0;
 }
 
 static int parse_positive(const char *flag, const char *v, double *out)
 {
-	char *end;
-	double x = strtod(v, &end);
-
-	if (!*v || *end || !isfinite(x))
-		return fail("%s '%s': not a number", flag, v);
-	if (!(x > 0))
-		return fail("%s '%s': must be > 0", flag, v);
-	*out = x;
-	return 0;
+	return jp_flag_positive(PROG, flag, v, out) ? 2 : 0;
 }
 
 static int parse_time(const char *flag, const char *v, uint64_t *out)
@@ -130,7 +124,7 @@ static int parse_time(const char *flag, const char *v, uint64_t *out)
 	char why[256];
 
 	if (sim_parse_duration_ns(v, out, why, sizeof(why)))
-		return fail("%s %s", flag, why);
+		return fail("%s: %s", flag, why);
 	return 0;
 }
 
@@ -139,7 +133,7 @@ static int parse_cost(const char *flag, const char *v, double *out)
 	char why[256];
 
 	if (sim_parse_time_ns(v, out, why, sizeof(why)))
-		return fail("%s %s", flag, why);
+		return fail("%s: %s", flag, why);
 	return 0;
 }
 
@@ -150,7 +144,7 @@ static int parse_list(struct cli *c, const char *flag, const char *v, bool loads
 	if (c->npoints)
 		return fail("%s: give one of --rate, --load, --rates, --loads", flag);
 	if (strlen(v) >= sizeof(buf))
-		return fail("%s: list too long", flag);
+		return fail("%s: the list is longer than %zu characters", flag, sizeof(buf) - 1);
 	snprintf(buf, sizeof(buf), "%s", v);
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (c->npoints == MAX_POINTS)
@@ -160,18 +154,20 @@ static int parse_list(struct cli *c, const char *flag, const char *v, bool loads
 		c->npoints++;
 	}
 	if (!c->npoints)
-		return fail("%s '%s': empty list", flag, v);
+		return fail("%s: expected a comma-separated list of numbers > 0, got '%s'", flag, v);
 	c->points_are_loads = loads;
 	return 0;
 }
 
 static int parse_choice(const char *flag, const char *v, const char *a, const char *b, bool *is_b)
 {
-	if (!strcmp(v, a) || !strcmp(v, b)) {
-		*is_b = !strcmp(v, b);
-		return 0;
-	}
-	return fail("%s '%s': expected %s or %s", flag, v, a, b);
+	const char *const choices[] = {a, b, NULL};
+	int i;
+
+	if (jp_flag_choice(PROG, flag, v, choices, &i))
+		return 2;
+	*is_b = i == 1;
+	return 0;
 }
 
 static int parse_block(struct cli *c, const char *v)
@@ -180,13 +176,13 @@ static int parse_block(struct cli *c, const char *v)
 
 	snprintf(buf, sizeof(buf), "%s", v);
 	if (!(colon = strchr(buf, ':')))
-		return fail("--block '%s': expected P:T (probability, time), e.g. 0.1:20us", v);
+		return fail("--block: expected P:T (a probability, a time: e.g. 0.1:20us), got '%s'", v);
 	*colon = '\0';
 	c->cfg.block_prob = strtod(buf, &end);
 	if (!buf[0] || *end || !(c->cfg.block_prob >= 0 && c->cfg.block_prob <= 1))
-		return fail("--block '%s': probability '%s' not in [0, 1]", v, buf);
+		return fail("--block: the probability '%s' is not in [0, 1] (got '%s')", buf, v);
 	if (sim_parse_duration_ns(colon + 1, &c->cfg.block_ns, why, sizeof(why)))
-		return fail("--block %s", why);
+		return fail("--block: %s", why);
 	return 0;
 }
 
@@ -197,20 +193,18 @@ static int option(struct cli *c, const char *f, const char *v)
 {
 	struct sim_config *cfg = &c->cfg;
 	struct jf_policy_tunables *t = &cfg->tun;
-	uint64_t u;
 	bool b;
 
 	if (!strcmp(f, "--cores")) {
-		if (parse_u64(f, v, 1, &u))
+		unsigned long n;
+		if (jp_flag_uint(PROG, f, v, 1, SIM_MAX_CORES, &n))
 			return 2;
-		if (u > SIM_MAX_CORES)
-			return fail("--cores '%s': at most %d", v, SIM_MAX_CORES);
-		cfg->cores = (int)u;
+		cfg->cores = (int)n;
 	} else if (!strcmp(f, "--policy")) {
 		if (strcmp(v, "ps") && !jf_policy_find(v)) {
 			char names[256];
 			jf_policy_names(names, sizeof(names));
-			return fail("--policy '%s': unknown; available: %s, ps", v, names);
+			return fail("--policy: expected one of %s, ps, got '%s'", names, v);
 		}
 		snprintf(cfg->policy, sizeof(cfg->policy), "%s", v);
 	} else if (!strcmp(f, "--mechanism")) {
@@ -259,7 +253,7 @@ static int option(struct cli *c, const char *f, const char *v)
 		if (parse_time(f, v, &t->central_slo_ns))
 			return 2;
 		if (t->central_slo_ns == 0)
-			return fail("--central-slo '%s': must be > 0 (a wait / SLO ratio)", v);
+			return fail("--central-slo: expected a time > 0 (a wait / SLO ratio), got '%s'", v);
 	} else if (!strcmp(f, "--lcbe-be-quantum")) {
 		return parse_time(f, v, &t->lcbe_be_quantum_ns);
 	} else if (!strcmp(f, "--slo")) {
@@ -285,11 +279,10 @@ static int option(struct cli *c, const char *f, const char *v)
 	} else if (!strcmp(f, "--block")) {
 		return parse_block(c, v);
 	} else if (!strcmp(f, "--arrival-worker")) {
-		if (parse_u64(f, v, 0, &u))
+		unsigned long n;
+		if (jp_flag_uint(PROG, f, v, 0, SIM_MAX_CORES - 1, &n))
 			return 2;
-		if (u >= SIM_MAX_CORES)
-			return fail("--arrival-worker '%s': at most %d", v, SIM_MAX_CORES - 1);
-		cfg->arrival_worker = (int)u;
+		cfg->arrival_worker = (int)n;
 	} else if (!strcmp(f, "--park-after")) {
 		return parse_time(f, v, &cfg->park_after_ns);
 	} else if (!strcmp(f, "--wake-cost")) {
@@ -309,43 +302,81 @@ static int option(struct cli *c, const char *f, const char *v)
 	} else if (!strcmp(f, "--server-name")) {
 		c->server_name = v;
 	} else {
-		return fail("unknown option '%s' (see --help)", f);
+		return fail("%s: not handled (a bug: it is in options[] but not here)", f);
 	}
 	return 0;
 }
 
+/* Every flag; the ones with a value are handled by option() under their own name. */
+enum { F_CHECK = 0x100, F_QUIET, F_VALUE };
+
+static const struct option options[] = {
+	{"check", no_argument, NULL, F_CHECK},
+	{"quiet", no_argument, NULL, F_QUIET},
+	{"cores", required_argument, NULL, F_VALUE},
+	{"policy", required_argument, NULL, F_VALUE},
+	{"mechanism", required_argument, NULL, F_VALUE},
+	{"calib", required_argument, NULL, F_VALUE},
+	{"quantum", required_argument, NULL, F_VALUE},
+	{"receiver-cost", required_argument, NULL, F_VALUE},
+	{"sender-cost", required_argument, NULL, F_VALUE},
+	{"switch-cost", required_argument, NULL, F_VALUE},
+	{"check-cost", required_argument, NULL, F_VALUE},
+	{"check-every", required_argument, NULL, F_VALUE},
+	{"dispatch-cost", required_argument, NULL, F_VALUE},
+	{"sender", required_argument, NULL, F_VALUE},
+	{"kick", required_argument, NULL, F_VALUE},
+	{"rr-slice", required_argument, NULL, F_VALUE},
+	{"twoq-long", required_argument, NULL, F_VALUE},
+	{"cfs-latency", required_argument, NULL, F_VALUE},
+	{"cfs-min-gran", required_argument, NULL, F_VALUE},
+	{"cfs-wakeup-gran", required_argument, NULL, F_VALUE},
+	{"eevdf-slice", required_argument, NULL, F_VALUE},
+	{"central", required_argument, NULL, F_VALUE},
+	{"central-preempted", required_argument, NULL, F_VALUE},
+	{"central-slo", required_argument, NULL, F_VALUE},
+	{"lcbe-be-quantum", required_argument, NULL, F_VALUE},
+	{"slo", required_argument, NULL, F_VALUE},
+	{"dist", required_argument, NULL, F_VALUE},
+	{"arrivals", required_argument, NULL, F_VALUE},
+	{"rate", required_argument, NULL, F_VALUE},
+	{"rates", required_argument, NULL, F_VALUE},
+	{"load", required_argument, NULL, F_VALUE},
+	{"loads", required_argument, NULL, F_VALUE},
+	{"requests", required_argument, NULL, F_VALUE},
+	{"warmup", required_argument, NULL, F_VALUE},
+	{"drain", required_argument, NULL, F_VALUE},
+	{"seed", required_argument, NULL, F_VALUE},
+	{"block", required_argument, NULL, F_VALUE},
+	{"arrival-worker", required_argument, NULL, F_VALUE},
+	{"park-after", required_argument, NULL, F_VALUE},
+	{"wake-cost", required_argument, NULL, F_VALUE},
+	{"yield-every", required_argument, NULL, F_VALUE},
+	{"classes", required_argument, NULL, F_VALUE},
+	{"csv", required_argument, NULL, F_VALUE},
+	{"json", required_argument, NULL, F_VALUE},
+	{"label", required_argument, NULL, F_VALUE},
+	{"workload", required_argument, NULL, F_VALUE},
+	{"server-name", required_argument, NULL, F_VALUE},
+	JP_FLAGS_STD_OPTIONS,
+	{0},
+};
+
 static int parse_args(struct cli *c, int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *f = argv[i];
-		char name[64];
-		const char *eq = strchr(f, '=');
+	struct jp_flags fl;
+	int k;
 
-		if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
-			usage(stdout);
-			exit(0);
-		}
-		if (!strcmp(f, "--check")) {
+	jp_flags_init(&fl, PROG, jf_version(NULL), usage, options, NULL, argc, argv);
+	while ((k = jp_flags_next(&fl)) != -1) {
+		if (k == F_CHECK)
 			c->cfg.check = true;
-			continue;
-		}
-		if (!strcmp(f, "--quiet")) {
+		else if (k == F_QUIET)
 			c->quiet = true;
-			continue;
-		}
-		if (strncmp(f, "--", 2))
-			return fail("unexpected argument '%s' (see --help)", f);
-		if (eq && (size_t)(eq - f) < sizeof(name)) { /* --flag=value */
-			snprintf(name, sizeof(name), "%.*s", (int)(eq - f), f);
-			if (option(c, name, eq + 1))
-				return 2;
-			continue;
-		}
-		if (i + 1 >= argc)
-			return fail("%s: missing value (see --help)", f);
-		if (option(c, f, argv[++i]))
+		else if (option(c, fl.flag, optarg))
 			return 2;
 	}
+	jp_flags_no_operands(&fl);
 	return 0;
 }
 

@@ -35,6 +35,8 @@
  * wall time; the raw receivers are timed the same way.
  *
  * Usage: jiffy-calibrate [--quick] [--out FILE] [--max-slowdown PCT] [--reps N] [--wall]
+ * (read by apps/common/flags.c, the parser of every Jiffy program: --help, --version, exit 2 on
+ * a usage error).
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -46,6 +48,7 @@
 
 #include <jiffy/jiffy.h>
 
+#include "flags.h"
 #include "preempt_harness.h"
 #include "../src/common/json_out.h"
 
@@ -342,42 +345,59 @@ static void usage(FILE *f)
 		   "(default 5).\n"
 		   "  --quick     ~30 s instead of ~2 min (shorter runs, fewer repetitions)\n"
 		   "  --out FILE  also write the results as JSON\n"
+		   "  --max-slowdown PCT  the slowdown a recommended quantum may cost (default 5)\n"
+		   "  --reps N    runs per cell, the best one counts (default 5; --quick 3)\n"
 		   "  --wall      time runs by the wall clock instead of the worker's CPU time\n"
+		   JP_FLAGS_STD_USAGE
 		   "  Run it on an idle machine; JIFFY_* variables (e.g. JIFFY_GRACE_US, "
 		   "JIFFY_PREEMPT_SIGNAL) apply.\n");
 }
 
+enum { F_QUICK = 0x100, F_WALL, F_OUT, F_MAX_SLOWDOWN, F_REPS };
+
+static const struct option options[] = {
+	{"quick", no_argument, NULL, F_QUICK},
+	{"wall", no_argument, NULL, F_WALL},
+	{"out", required_argument, NULL, F_OUT},
+	{"max-slowdown", required_argument, NULL, F_MAX_SLOWDOWN},
+	{"reps", required_argument, NULL, F_REPS},
+	JP_FLAGS_STD_OPTIONS,
+	{0},
+};
+
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0) {
+	static const char prog[] = "jiffy-calibrate";
+	struct jp_flags fl;
+	unsigned long n;
+	int c;
+
+	jp_flags_init(&fl, prog, jf_version(NULL), usage, options, NULL, argc, argv);
+	while ((c = jp_flags_next(&fl)) != -1) {
+		switch (c) {
+		case F_QUICK:
 			opt.quick = 1;
-		} else if (strcmp(argv[i], "--wall") == 0) {
+			break;
+		case F_WALL:
 			opt.wall = 1;
-		} else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
-			opt.out = argv[++i];
-		} else if (strcmp(argv[i], "--max-slowdown") == 0 && i + 1 < argc) {
-			char *end;
-			opt.max_slowdown = strtod(argv[++i], &end);
-			if (*end || !(opt.max_slowdown > 0)) {
-				usage(stderr);
+			break;
+		case F_OUT:
+			if (!*optarg)
+				jp_flags_fail(&fl, "expected a file name, got ''");
+			opt.out = optarg;
+			break;
+		case F_MAX_SLOWDOWN:
+			if (jp_flag_positive(prog, fl.flag, optarg, &opt.max_slowdown))
 				return 2;
-			}
-		} else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-			opt.reps = atoi(argv[++i]);
-			if (opt.reps < 1) {
-				usage(stderr);
+			break;
+		case F_REPS:
+			if (jp_flag_uint(prog, fl.flag, optarg, 1, 1000000, &n))
 				return 2;
-			}
-		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			usage(stdout);
-			return 0;
-		} else {
-			fprintf(stderr, "jiffy-calibrate: unknown argument '%s'\n", argv[i]);
-			usage(stderr);
-			return 2;
+			opt.reps = (int)n;
+			break;
 		}
 	}
+	jp_flags_no_operands(&fl);
 
 	struct ph_machine mach;
 	double busy = ph_busy_cpus(500);

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include "listen.h"
 
+#include "flags.h"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -31,12 +33,14 @@ int jp_bind_flag(const char *prog, const char *flag, const char *value, struct j
 	size_t n;
 
 	if (!value || !*value) {
-		fprintf(stderr, "%s: %s needs an address (e.g. 127.0.0.1, ::1, 0.0.0.0)\n", prog, flag);
+		jp_flag_error(prog, flag, "expected a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, "
+			      "::1, 0.0.0.0), got '%s'", value ? value : "");
 		return -1;
 	}
 	n = strlen(value);
 	if (n >= sizeof(host)) {
-		fprintf(stderr, "%s: invalid value for %s: address too long\n", prog, flag);
+		jp_flag_error(prog, flag, "expected a numeric IPv4 or IPv6 address, got '%s' (too "
+			      "long)", value);
 		return -1;
 	}
 	if (value[0] == '[' && n > 2 && value[n - 1] == ']') { /* [::1] */
@@ -51,9 +55,8 @@ int jp_bind_flag(const char *prog, const char *flag, const char *value, struct j
 	hints.ai_socktype = SOCK_DGRAM;
 	int rc = getaddrinfo(host, NULL, &hints, &res);
 	if (rc != 0 || !res || res->ai_addrlen > sizeof(l->addr)) {
-		fprintf(stderr,
-			"%s: invalid value '%s' for %s: not a numeric IPv4 or IPv6 address (%s)\n",
-			prog, value, flag, rc ? gai_strerror(rc) : "no address");
+		jp_flag_error(prog, flag, "expected a numeric IPv4 or IPv6 address, got '%s' (%s)",
+			      value, rc ? gai_strerror(rc) : "no address");
 		if (res)
 			freeaddrinfo(res);
 		return -1;
@@ -68,15 +71,12 @@ int jp_bind_flag(const char *prog, const char *flag, const char *value, struct j
 
 int jp_protected_flag(const char *prog, const char *flag, const char *value, struct jp_listen *l)
 {
-	if (value && strcmp(value, "yes") == 0) {
-		l->protect = true;
-	} else if (value && strcmp(value, "no") == 0) {
-		l->protect = false;
-	} else {
-		fprintf(stderr, "%s: invalid value '%s' for %s (yes or no)\n", prog, value ? value : "",
-			flag);
+	static const char *const yes_no[] = {"yes", "no", NULL};
+	int i;
+
+	if (jp_flag_choice(prog, flag, value, yes_no, &i) != 0)
 		return -1;
-	}
+	l->protect = i == 0;
 	return 0;
 }
 

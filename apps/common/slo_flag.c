@@ -6,6 +6,8 @@
  */
 #include "slo_flag.h"
 
+#include "flags.h"
+
 #include <stdarg.h>
 #include <string.h>
 
@@ -139,11 +141,11 @@ int jp_slo_flag(const char *prog, const char *flag, const char *value,
 	char why[256];
 
 	if (!value) {
-		fprintf(stderr, "%s: %s needs a value (TYPE=US[,TYPE=US...])\n", prog, flag);
+		jp_flag_error(prog, flag, "needs a value (TYPE=US[,TYPE=US...])");
 		return -1;
 	}
 	if (jp_slo_parse(value, names, tab, why, sizeof(why)) != 0) {
-		fprintf(stderr, "%s: invalid value '%s' for %s: %s\n", prog, value, flag, why);
+		jp_flag_error(prog, flag, "%s, got '%s'", why, value);
 		return -1;
 	}
 	return 0;

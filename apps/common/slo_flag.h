@@ -50,8 +50,8 @@ int jp_slo_parse(const char *spec, const struct jp_slo_name *names, struct jp_sl
 
 /*
  * jp_slo_flag() - jp_slo_parse() for the command line: on a refusal print
- * "<prog>: invalid value '<value>' for <flag>: <reason>" to stderr and return -1 (the caller
- * exits with status 2). @value NULL (the flag was last) is refused with "needs a value".
+ * "<prog>: <flag>: <reason>, got '<value>'" to stderr (flags.h's style) and return -1 (the
+ * caller exits with status 2). @value NULL (the flag was last) is refused with "needs a value".
  */
 int jp_slo_flag(const char *prog, const char *flag, const char *value,
 		const struct jp_slo_name *names, struct jp_slo_table *tab);

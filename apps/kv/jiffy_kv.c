@@ -759,6 +759,7 @@ static void usage(FILE *f)
 		"                    compiler probes when it was built with them, by signals\n"
 		"                    otherwise). GET, PUT and DEL are regions either way.\n"
 		"                    Default: %s (this binary's RocksDB %s probes)\n"
+		JP_FLAGS_STD_USAGE
 		"The runtime is configured with JIFFY_* variables (JIFFY_WORKERS, JIFFY_POLICY,\n"
 		"JIFFY_PREEMPT, JIFFY_QUANTUM_US, ...; see include/jiffy/config.h).\n"
 		"Security (defaults, limits, what is out of scope): docs/security.md.\n",
@@ -776,8 +777,8 @@ static int set_password(const char *p, size_t n, const char *from)
 	}
 	if (n == 0 || n > PASSWORD_MAX || memchr(p, '\n', n) || memchr(p, '\r', n) ||
 	    memchr(p, '\0', n)) {
-		fprintf(stderr, "%s: the password from %s must be 1 to %d bytes on one line\n", prog,
-			from, PASSWORD_MAX);
+		jp_flag_error(prog, from, "expected a password of 1 to %d bytes on one line",
+			      PASSWORD_MAX);
 		return -1;
 	}
 	S.password = strndup(p, n);
@@ -790,8 +791,8 @@ static int password_file(const char *path)
 	struct stat st;
 	FILE *f = path && *path ? fopen(path, "r") : NULL;
 	if (!f) {
-		fprintf(stderr, "%s: --requirepass-file '%s': %s\n", prog, path ? path : "",
-			path && *path ? strerror(errno) : "needs a file name");
+		jp_flag_error(prog, "--requirepass-file", "cannot read '%s': %s", path ? path : "",
+			      path && *path ? strerror(errno) : "expected a file name");
 		return -1;
 	}
 	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
@@ -801,14 +802,14 @@ static int password_file(const char *path)
 	int rd_err = ferror(f);
 	fclose(f);
 	if (rd_err) {
-		fprintf(stderr, "%s: --requirepass-file '%s': read error\n", prog, path);
+		jp_flag_error(prog, "--requirepass-file", "cannot read '%s': read error", path);
 		return -1;
 	}
 	buf[n] = '\0';
 	size_t line = strcspn(buf, "\r\n"); /* the first line; a trailing newline is not part */
 	if (line == n && n == sizeof(buf) - 1) {
-		fprintf(stderr, "%s: --requirepass-file '%s': the first line is over %d bytes\n",
-			prog, path, PASSWORD_MAX);
+		jp_flag_error(prog, "--requirepass-file", "'%s': the first line is over %d bytes",
+			      path, PASSWORD_MAX);
 		return -1;
 	}
 	return set_password(buf, line, "--requirepass-file");
@@ -834,88 +835,114 @@ static void fit_maxclients(void)
 	}
 }
 
+enum {
+	F_PORT = 0x100, F_RESP_PORT, F_KEYS, F_VALUE_SIZE, F_RECEIVERS, F_UDP_MODE, F_SLO, F_BIND,
+	F_PROTECTED, F_PASSFILE, F_PASS, F_MAXCLIENTS, F_TIMEOUT, F_INFLIGHT, F_MAXMEM,
+	F_ROCKSDB_PREEMPT, F_NO_UDP, F_DB,
+};
+
+static const struct option options[] = {
+	{"port", required_argument, NULL, F_PORT},
+	{"resp-port", required_argument, NULL, F_RESP_PORT},
+	{"keys", required_argument, NULL, F_KEYS},
+	{"value-size", required_argument, NULL, F_VALUE_SIZE},
+	{"receivers", required_argument, NULL, F_RECEIVERS},
+	{"udp-mode", required_argument, NULL, F_UDP_MODE},
+	{"slo", required_argument, NULL, F_SLO},
+	{"bind", required_argument, NULL, F_BIND},
+	{"protected-mode", required_argument, NULL, F_PROTECTED},
+	{"requirepass-file", required_argument, NULL, F_PASSFILE},
+	{"requirepass", required_argument, NULL, F_PASS},
+	{"maxclients", required_argument, NULL, F_MAXCLIENTS},
+	{"timeout", required_argument, NULL, F_TIMEOUT},
+	{"max-inflight", required_argument, NULL, F_INFLIGHT},
+	{"maxmemory-clients", required_argument, NULL, F_MAXMEM},
+	{"rocksdb-preempt", required_argument, NULL, F_ROCKSDB_PREEMPT},
+	{"no-udp", no_argument, NULL, F_NO_UDP},
+	{"db", required_argument, NULL, F_DB},
+	JP_FLAGS_STD_OPTIONS,
+	{0},
+};
+
 int main(int argc, char **argv)
 {
+	static const char *const udp_modes[] = {"inline", "spawn", NULL};
+	static const char *const rocksdb_modes[] = {"between-keys", "inside", NULL};
+	struct jp_flags fl;
+	int c;
+
 	jp_listen_default(&S.listen);
 	S.rocksdb_inside = KV_ROCKSDB_PROBES;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	jp_flags_init(&fl, prog, jf_version(NULL), usage, options, NULL, argc, argv);
+	while ((c = jp_flags_next(&fl)) != -1) {
+		const char *a = fl.flag, *v = optarg;
 		int bad = 0;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			usage(stdout);
-			return 0;
-		} else if (strcmp(a, "--port") == 0) {
-			bad = jp_flag_uint(prog, a, v, 0, 65535, &S.port);
-		} else if (strcmp(a, "--resp-port") == 0) {
-			bad = jp_flag_uint(prog, a, v, 0, 65535, &S.resp_port);
-		} else if (strcmp(a, "--keys") == 0) {
+		switch (c) {
+		case F_PORT:
+			bad = jp_flag_port(prog, a, v, 0, &S.port);
+			break;
+		case F_RESP_PORT:
+			bad = jp_flag_port(prog, a, v, 0, &S.resp_port);
+			break;
+		case F_KEYS:
 			bad = jp_flag_uint(prog, a, v, 0, 100000000, &S.keys);
-		} else if (strcmp(a, "--value-size") == 0) {
+			break;
+		case F_VALUE_SIZE:
 			bad = jp_flag_uint(prog, a, v, 1, JP_MAX_VALUE, &S.value_size);
-		} else if (strcmp(a, "--receivers") == 0) {
+			break;
+		case F_RECEIVERS:
 			bad = jp_flag_uint(prog, a, v, 1, 64, &S.receivers);
-		} else if (strcmp(a, "--udp-mode") == 0) {
-			if (v && strcmp(v, "spawn") == 0) {
-				S.spawn = 1;
-			} else if (v && strcmp(v, "inline") == 0) {
-				S.spawn = 0;
-			} else {
-				fprintf(stderr, "%s: invalid value '%s' for --udp-mode (spawn or inline)\n",
-					prog, v ? v : "");
-				return 2;
-			}
-		} else if (strcmp(a, "--slo") == 0) {
+			break;
+		case F_UDP_MODE:
+			bad = jp_flag_choice(prog, a, v, udp_modes, &S.spawn);
+			break;
+		case F_SLO:
 			bad = jp_slo_flag(prog, a, v, op_names, &S.slo);
-		} else if (strcmp(a, "--bind") == 0) {
+			break;
+		case F_BIND:
 			bad = jp_bind_flag(prog, a, v, &S.listen);
-		} else if (strcmp(a, "--protected-mode") == 0) {
+			break;
+		case F_PROTECTED:
 			bad = jp_protected_flag(prog, a, v, &S.listen);
-		} else if (strcmp(a, "--requirepass-file") == 0) {
+			break;
+		case F_PASSFILE:
 			bad = password_file(v);
-		} else if (strcmp(a, "--requirepass") == 0) {
-			bad = v ? set_password(v, strlen(v), a) : -1;
-			if (v && !bad)
+			break;
+		case F_PASS:
+			bad = set_password(v, strlen(v), a);
+			if (!bad)
 				fprintf(stderr, "%s: warning: --requirepass shows the password to anyone "
 						"who can run ps; prefer --requirepass-file or $%s\n",
 					prog, PASSWORD_ENV);
-			else if (!v)
-				fprintf(stderr, "%s: --requirepass needs a value\n", prog);
-		} else if (strcmp(a, "--maxclients") == 0) {
+			break;
+		case F_MAXCLIENTS:
 			bad = jp_flag_uint(prog, a, v, 1, 1000000, &S.maxclients);
-		} else if (strcmp(a, "--timeout") == 0) {
+			break;
+		case F_TIMEOUT:
 			bad = jp_flag_uint(prog, a, v, 0, 31536000, &S.timeout_s);
-		} else if (strcmp(a, "--max-inflight") == 0) {
+			break;
+		case F_INFLIGHT:
 			bad = jp_flag_uint(prog, a, v, 1, 1000000, &S.max_inflight);
-		} else if (strcmp(a, "--maxmemory-clients") == 0) {
+			break;
+		case F_MAXMEM:
 			bad = jp_flag_bytes(prog, a, v, 1ull << 20, 1ull << 40, &S.maxmem);
-		} else if (strcmp(a, "--rocksdb-preempt") == 0) {
-			if (v && strcmp(v, "between-keys") == 0) {
-				S.rocksdb_inside = 0;
-			} else if (v && strcmp(v, "inside") == 0) {
-				S.rocksdb_inside = 1;
-			} else {
-				fprintf(stderr, "%s: invalid value '%s' for --rocksdb-preempt "
-						"(between-keys or inside)\n", prog, v ? v : "");
-				return 2;
-			}
-		} else if (strcmp(a, "--no-udp") == 0) {
+			break;
+		case F_ROCKSDB_PREEMPT:
+			bad = jp_flag_choice(prog, a, v, rocksdb_modes, &S.rocksdb_inside);
+			break;
+		case F_NO_UDP:
 			S.udp_on = 0;
-			continue; /* takes no value */
-		} else if (strcmp(a, "--db") == 0) {
-			if (!v || !*v) {
-				fprintf(stderr, "%s: --db needs a path\n", prog);
-				return 2;
-			}
+			break;
+		case F_DB:
+			if (!*v)
+				jp_flags_fail(&fl, "expected a directory, got ''");
 			S.db = v;
-		} else {
-			fprintf(stderr, "%s: unknown flag '%s'\n", prog, a);
-			usage(stderr);
-			return 2;
+			break;
 		}
 		if (bad)
 			return 2;
-		i++;
 	}
+	jp_flags_no_operands(&fl);
 
 	const char *envpw = getenv(PASSWORD_ENV);
 	if (envpw && !S.password && set_password(envpw, strlen(envpw), "$" PASSWORD_ENV) != 0)

@@ -3,7 +3,7 @@
  * service times jiffy-kv's GET/SCAN experiments see, measured in-process on the same store
  * (kvstore.c, same options and preload) without any network or scheduler in the way.
  *
- * Owns: nothing but this measurement. Usage:
+ * Owns: nothing but this measurement. Usage (usage() below; flags parsed by apps/common/flags.c):
  *   kv-bench [--keys N] [--value-size B] [--iters N] [--scan n[,n...]] [--db PATH]
  * Prints, per operation, the mean, median and 99th percentile over --iters calls (uniformly
  * random keys; SCANs start at a random key at least n keys before the end).
@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* kv-bench does not link libjiffy: the header only for JIFFY_VERSION, glibc's errno kept. */
+#define JIFFY_NO_ERRNO_MACRO
+#include <jiffy/jiffy.h>
 
 #include "flags.h"
 #include "kvstore.h"
@@ -57,33 +61,92 @@ static void sink_value(void *ctx, const char *val, size_t vlen)
 	*(size_t *)ctx += vlen + (vlen ? (unsigned char)val[0] : 0);
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s [--keys N] [--value-size B] [--iters N] [--scan n[,n...]] [--db PATH]\n"
+		"What a GET and a SCAN of n keys cost in-process on jiffy-kv's store (no network,\n"
+		"no scheduler): mean, median and 99th percentile per operation.\n"
+		"  --keys N          preload key%%012u for i < N (default 100000)\n"
+		"  --value-size B    bytes per preloaded value (default 64, max %u)\n"
+		"  --iters N         GETs timed (default 5000; SCANs of >= 1000 keys: N/10)\n"
+		"  --scan n[,n...]   SCAN lengths to time (default 10,100,1000,2000,5000,10000;\n"
+		"                    lengths over --keys are left out)\n"
+		"  --db PATH         RocksDB directory, kept (default: a scratch directory in\n"
+		"                    /dev/shm, removed at exit)\n"
+		JP_FLAGS_STD_USAGE,
+		prog, JP_MAX_VALUE);
+}
+
+enum { F_KEYS = 0x100, F_VALUE_SIZE, F_ITERS, F_SCAN, F_DB };
+
+static const struct option options[] = {
+	{"keys", required_argument, NULL, F_KEYS},
+	{"value-size", required_argument, NULL, F_VALUE_SIZE},
+	{"iters", required_argument, NULL, F_ITERS},
+	{"scan", required_argument, NULL, F_SCAN},
+	{"db", required_argument, NULL, F_DB},
+	JP_FLAGS_STD_OPTIONS,
+	{0},
+};
+
+/* --scan: comma-separated lengths, each in [1, 100000000]. */
+static void check_scans(const struct jp_flags *fl, const char *v)
+{
+	char *list = strdup(v), *save = NULL;
+	unsigned long n;
+	int items = 0;
+
+	if (!list) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(1);
+	}
+	for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save), items++)
+		if (jp_flag_uint(prog, fl->flag, tok, 1, 100000000, &n) != 0) {
+			free(list);
+			exit(2);
+		}
+	free(list);
+	if (items == 0)
+		jp_flags_fail(fl, "expected SCAN lengths n[,n...], got '%s'", v);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long keys = 100000, vsize = 64, iters = 5000;
 	const char *scans = "10,100,1000,2000,5000,10000";
 	const char *db = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	struct jp_flags fl;
+	int c;
+
+	jp_flags_init(&fl, prog, JIFFY_VERSION, usage, options, NULL, argc, argv);
+	while ((c = jp_flags_next(&fl)) != -1) {
+		const char *a = fl.flag, *v = optarg;
 		int bad = 0;
-		if (strcmp(a, "--keys") == 0)
+		switch (c) {
+		case F_KEYS:
 			bad = jp_flag_uint(prog, a, v, 1, 100000000, &keys);
-		else if (strcmp(a, "--value-size") == 0)
+			break;
+		case F_VALUE_SIZE:
 			bad = jp_flag_uint(prog, a, v, 1, JP_MAX_VALUE, &vsize);
-		else if (strcmp(a, "--iters") == 0)
+			break;
+		case F_ITERS:
 			bad = jp_flag_uint(prog, a, v, 1, 10000000, &iters);
-		else if (strcmp(a, "--scan") == 0 && v)
+			break;
+		case F_SCAN:
+			check_scans(&fl, v);
 			scans = v;
-		else if (strcmp(a, "--db") == 0 && v)
+			break;
+		case F_DB:
+			if (!*v)
+				jp_flags_fail(&fl, "expected a directory, got ''");
 			db = v;
-		else {
-			fprintf(stderr, "usage: %s [--keys N] [--value-size B] [--iters N] "
-					"[--scan n,n...] [--db PATH]\n", prog);
-			return 2;
+			break;
 		}
 		if (bad)
 			return 2;
-		i++;
 	}
+	jp_flags_no_operands(&fl);
 	struct kvstore_opts o;
 	char *err = NULL;
 	kvstore_opts_default(&o);

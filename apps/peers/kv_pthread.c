@@ -9,7 +9,7 @@
  * (no preemption beyond what the kernel scheduler does between threads).
  *
  * Flags: --port (7100), --bind (127.0.0.1), --protected-mode (yes), --threads (1), --keys (100000),
- * --value-size (64), --db PATH, --help. The UDP protocol has no authentication, so a non-loopback
+ * --value-size (64), --db PATH, --help, --version (apps/common/flags.h's rules). The UDP protocol has no authentication, so a non-loopback
  * --bind (IPv4 or IPv6, apps/common/listen.c) is refused unless --protected-mode no, which starts
  * the server with a WARNING (docs/security.md); the check runs before the store is opened.
  * Prints "READY kv-pthread udp=<port>"; on SIGINT/SIGTERM prints one stats line to stderr,
@@ -28,6 +28,10 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+
+/* kv-pthread does not link libjiffy: the header only for JIFFY_VERSION, glibc's errno kept. */
+#define JIFFY_NO_ERRNO_MACRO
+#include <jiffy/jiffy.h>
 
 #include "../common/flags.h"
 #include "../common/listen.h"
@@ -57,7 +61,8 @@ static void usage(FILE *f)
 		"  --keys N          preload key%%012u for i < N (default 100000)\n"
 		"  --value-size B    bytes per preloaded value (default 64, max %u)\n"
 		"  --db PATH         RocksDB directory, kept (default: a scratch dir in /dev/shm,\n"
-		"                    removed at exit)\n",
+		"                    removed at exit)\n"
+		JP_FLAGS_STD_USAGE,
 		prog, JP_MAX_VALUE);
 }
 
@@ -92,47 +97,62 @@ static void *serve(void *arg)
 	return NULL;
 }
 
+enum { F_PORT = 0x100, F_BIND, F_PROTECTED, F_THREADS, F_KEYS, F_VALUE_SIZE, F_DB };
+
+static const struct option options[] = {
+	{"port", required_argument, NULL, F_PORT},
+	{"bind", required_argument, NULL, F_BIND},
+	{"protected-mode", required_argument, NULL, F_PROTECTED},
+	{"threads", required_argument, NULL, F_THREADS},
+	{"keys", required_argument, NULL, F_KEYS},
+	{"value-size", required_argument, NULL, F_VALUE_SIZE},
+	{"db", required_argument, NULL, F_DB},
+	JP_FLAGS_STD_OPTIONS,
+	{0},
+};
+
 int main(int argc, char **argv)
 {
 	unsigned long port = 7100, threads = 1, keys = 100000, vsize = 64;
 	const char *db = NULL;
 	struct jp_listen listen;
+	struct jp_flags fl;
+	int c;
 
 	jp_listen_default(&listen);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+	jp_flags_init(&fl, prog, JIFFY_VERSION, usage, options, NULL, argc, argv);
+	while ((c = jp_flags_next(&fl)) != -1) {
+		const char *a = fl.flag, *v = optarg;
 		int bad = 0;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			usage(stdout);
-			return 0;
-		} else if (strcmp(a, "--port") == 0) {
-			bad = jp_flag_uint(prog, a, v, 0, 65535, &port);
-		} else if (strcmp(a, "--bind") == 0) {
+		switch (c) {
+		case F_PORT:
+			bad = jp_flag_port(prog, a, v, 0, &port);
+			break;
+		case F_BIND:
 			bad = jp_bind_flag(prog, a, v, &listen);
-		} else if (strcmp(a, "--protected-mode") == 0) {
+			break;
+		case F_PROTECTED:
 			bad = jp_protected_flag(prog, a, v, &listen);
-		} else if (strcmp(a, "--threads") == 0) {
+			break;
+		case F_THREADS:
 			bad = jp_flag_uint(prog, a, v, 1, 1024, &threads);
-		} else if (strcmp(a, "--keys") == 0) {
+			break;
+		case F_KEYS:
 			bad = jp_flag_uint(prog, a, v, 0, 100000000, &keys);
-		} else if (strcmp(a, "--value-size") == 0) {
+			break;
+		case F_VALUE_SIZE:
 			bad = jp_flag_uint(prog, a, v, 1, JP_MAX_VALUE, &vsize);
-		} else if (strcmp(a, "--db") == 0) {
-			if (!v || !*v) {
-				fprintf(stderr, "%s: --db needs a path\n", prog);
-				return 2;
-			}
+			break;
+		case F_DB:
+			if (!*v)
+				jp_flags_fail(&fl, "expected a directory, got ''");
 			db = v;
-		} else {
-			fprintf(stderr, "%s: unknown flag '%s'\n", prog, a);
-			usage(stderr);
-			return 2;
+			break;
 		}
 		if (bad)
 			return 2;
-		i++;
 	}
+	jp_flags_no_operands(&fl);
 	if (jp_listen_check(stderr, prog, &listen, OPEN_FRONT_END) != 0)
 		return 2;
 

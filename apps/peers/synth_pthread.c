@@ -24,6 +24,10 @@
  */
 #define _GNU_SOURCE
 #include "../common/batch.h"
+/* synth-pthread does not link libjiffy: the header only for JIFFY_VERSION, glibc's errno kept. */
+#define JIFFY_NO_ERRNO_MACRO
+#include <jiffy/jiffy.h>
+
 #include "../common/flags.h"
 #include "../common/listen.h"
 #include "../common/proto.h"
@@ -74,7 +78,8 @@ static void usage(FILE *f)
 		"  --threads N       kernel threads receiving and serving (default 1, max %d)\n"
 		"  --be N            N best-effort batch threads (0..64) compute while the server\n"
 		"                    serves\n"
-		"  --be-policy P     idle: SCHED_IDLE (default); nice: nice 19\n",
+		"  --be-policy P     idle: SCHED_IDLE (default); nice: nice 19\n"
+		JP_FLAGS_STD_USAGE,
 		prog, MAX_THREADS);
 }
 
@@ -129,50 +134,60 @@ static void *batch_thread(void *arg)
 	return NULL;
 }
 
+enum { F_PORT = 0x100, F_BIND, F_PROTECTED, F_MAX_SPIN, F_THREADS, F_BE, F_BE_POLICY };
+
+static const struct option options[] = {
+	{"port", required_argument, NULL, F_PORT},
+	{"bind", required_argument, NULL, F_BIND},
+	{"protected-mode", required_argument, NULL, F_PROTECTED},
+	{"max-spin-us", required_argument, NULL, F_MAX_SPIN},
+	{"threads", required_argument, NULL, F_THREADS},
+	{"be", required_argument, NULL, F_BE},
+	{"be-policy", required_argument, NULL, F_BE_POLICY},
+	JP_FLAGS_STD_OPTIONS,
+	{0},
+};
+
 int main(int argc, char **argv)
 {
+	static const char *const be_policies[] = {"idle", "nice", NULL};
 	unsigned long port = 7000, nthreads = 1, max_spin_us = JP_SPIN_CAP_DEFAULT_US;
 	struct jp_listen listen;
+	struct jp_flags fl;
+	int c;
 
 	jp_listen_default(&listen);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	jp_flags_init(&fl, prog, JIFFY_VERSION, usage, options, NULL, argc, argv);
+	while ((c = jp_flags_next(&fl)) != -1) {
+		const char *a = fl.flag, *v = optarg;
 		int bad = 0;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "--port")) {
-			bad = jp_flag_uint(prog, a, v, 0, 65535, &port);
-		} else if (!strcmp(a, "--bind")) {
+		switch (c) {
+		case F_PORT:
+			bad = jp_flag_port(prog, a, v, 0, &port);
+			break;
+		case F_BIND:
 			bad = jp_bind_flag(prog, a, v, &listen);
-		} else if (!strcmp(a, "--protected-mode")) {
+			break;
+		case F_PROTECTED:
 			bad = jp_protected_flag(prog, a, v, &listen);
-		} else if (!strcmp(a, "--max-spin-us")) {
+			break;
+		case F_MAX_SPIN:
 			bad = jp_flag_uint(prog, a, v, 1, JP_SPIN_CAP_MAX_US, &max_spin_us);
-		} else if (!strcmp(a, "--threads")) {
+			break;
+		case F_THREADS:
 			bad = jp_flag_uint(prog, a, v, 1, MAX_THREADS, &nthreads);
-		} else if (!strcmp(a, "--be")) {
+			break;
+		case F_BE:
 			bad = jp_flag_uint(prog, a, v, 0, 64, &n_be);
-		} else if (!strcmp(a, "--be-policy")) {
-			if (v && !strcmp(v, "idle")) {
-				be_nice = 0;
-			} else if (v && !strcmp(v, "nice")) {
-				be_nice = 1;
-			} else {
-				fprintf(stderr,
-					"%s: invalid value '%s' for --be-policy (idle or nice)\n",
-					prog, v ? v : "");
-				return 2;
-			}
-		} else {
-			fprintf(stderr, "%s: unknown flag '%s'\n", prog, a);
-			usage(stderr);
-			return 2;
+			break;
+		case F_BE_POLICY:
+			bad = jp_flag_choice(prog, a, v, be_policies, &be_nice);
+			break;
 		}
 		if (bad)
 			return 2;
-		i++;
 	}
+	jp_flags_no_operands(&fl);
 	if (jp_listen_check(stderr, prog, &listen, JP_SYNTH_OPEN) != 0)
 		return 2;
 	max_spin_ns = (uint64_t)max_spin_us * 1000u;

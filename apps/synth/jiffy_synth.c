@@ -384,82 +384,93 @@ static void usage(FILE *f)
 		"  --safepoints yes|no  call jf_safepoint() about every microsecond of a request's\n"
 		"                    (and the batch work's) computation: yes, or no (only signals\n"
 		"                    or compiler probes preempt then). Default: %s\n"
+		JP_FLAGS_STD_USAGE
 		"The runtime is configured with JIFFY_* variables (JIFFY_WORKERS, JIFFY_POLICY,\n"
 		"JIFFY_PREEMPT, JIFFY_QUANTUM_US, ...; see include/jiffy/config.h).\n",
 		prog, SYNTH_PROBES ? "no (compiler probes)" : "yes");
 }
 
+enum {
+	F_PORT = 0x100, F_BIND, F_PROTECTED, F_MAX_SPIN, F_RECEIVERS, F_INFLIGHT, F_SLO, F_BE,
+	F_BREAKDOWN, F_SAFEPOINTS, F_UDP_MODE,
+};
+
+static const struct option options[] = {
+	{"port", required_argument, NULL, F_PORT},
+	{"bind", required_argument, NULL, F_BIND},
+	{"protected-mode", required_argument, NULL, F_PROTECTED},
+	{"max-spin-us", required_argument, NULL, F_MAX_SPIN},
+	{"receivers", required_argument, NULL, F_RECEIVERS},
+	{"max-inflight", required_argument, NULL, F_INFLIGHT},
+	{"slo", required_argument, NULL, F_SLO},
+	{"be", required_argument, NULL, F_BE},
+	{"breakdown", required_argument, NULL, F_BREAKDOWN},
+	{"safepoints", required_argument, NULL, F_SAFEPOINTS},
+	{"udp-mode", required_argument, NULL, F_UDP_MODE},
+	JP_FLAGS_STD_OPTIONS,
+	{0},
+};
+
 int main(int argc, char **argv)
 {
+	static const char *const no_yes[] = {"no", "yes", NULL};
+	static const char *const udp_modes[] = {"inline", "spawn", NULL};
 	static sigset_t sigs;
+	struct jp_flags fl;
 	void *ret = NULL;
-	int rc;
+	unsigned long us;
+	int rc, c, yes;
 
 	jp_listen_default(&S.listen);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "--port")) {
-			if (jp_flag_uint(prog, a, v, 0, 65535, &S.port))
-				return 2;
-		} else if (!strcmp(a, "--bind")) {
-			if (jp_bind_flag(prog, a, v, &S.listen))
-				return 2;
-		} else if (!strcmp(a, "--protected-mode")) {
-			if (jp_protected_flag(prog, a, v, &S.listen))
-				return 2;
-		} else if (!strcmp(a, "--max-spin-us")) {
-			if (jp_flag_uint(prog, a, v, 1, JP_SPIN_CAP_MAX_US, &S.max_spin_us))
-				return 2;
-		} else if (!strcmp(a, "--receivers")) {
-			if (jp_flag_uint(prog, a, v, 1, 64, &S.receivers))
-				return 2;
-		} else if (!strcmp(a, "--max-inflight")) {
-			if (jp_flag_uint(prog, a, v, 1, 1000000, &S.max_inflight))
-				return 2;
-		} else if (!strcmp(a, "--slo")) {
-			if (jp_slo_flag(prog, a, v, NULL, &S.slo))
-				return 2;
-		} else if (!strcmp(a, "--be")) {
-			if (jp_flag_uint(prog, a, v, 0, 64, &S.be))
-				return 2;
-		} else if (!strcmp(a, "--breakdown")) {
-			unsigned long us;
-			if (jp_flag_uint(prog, a, v, 0, 10000000, &us))
-				return 2;
-			if (jp_bd_init(4u << 20, us * 1000u) != 0) {
+	jp_flags_init(&fl, prog, jf_version(NULL), usage, options, NULL, argc, argv);
+	while ((c = jp_flags_next(&fl)) != -1) {
+		const char *a = fl.flag, *v = optarg;
+		int bad = 0;
+		switch (c) {
+		case F_PORT:
+			bad = jp_flag_port(prog, a, v, 0, &S.port);
+			break;
+		case F_BIND:
+			bad = jp_bind_flag(prog, a, v, &S.listen);
+			break;
+		case F_PROTECTED:
+			bad = jp_protected_flag(prog, a, v, &S.listen);
+			break;
+		case F_MAX_SPIN:
+			bad = jp_flag_uint(prog, a, v, 1, JP_SPIN_CAP_MAX_US, &S.max_spin_us);
+			break;
+		case F_RECEIVERS:
+			bad = jp_flag_uint(prog, a, v, 1, 64, &S.receivers);
+			break;
+		case F_INFLIGHT:
+			bad = jp_flag_uint(prog, a, v, 1, 1000000, &S.max_inflight);
+			break;
+		case F_SLO:
+			bad = jp_slo_flag(prog, a, v, NULL, &S.slo);
+			break;
+		case F_BE:
+			bad = jp_flag_uint(prog, a, v, 0, 64, &S.be);
+			break;
+		case F_BREAKDOWN:
+			bad = jp_flag_uint(prog, a, v, 0, 10000000, &us);
+			if (!bad && jp_bd_init(4u << 20, us * 1000u) != 0) {
 				fprintf(stderr, "%s: --breakdown: out of memory\n", prog);
 				return 1;
 			}
-		} else if (!strcmp(a, "--safepoints")) {
-			if (v && !strcmp(v, "yes")) {
-				hand_safepoint = safepoint;
-			} else if (v && !strcmp(v, "no")) {
-				hand_safepoint = NULL;
-			} else {
-				fprintf(stderr, "%s: invalid value '%s' for --safepoints (yes or no)\n",
-					prog, v ? v : "");
-				return 2;
-			}
-		} else if (!strcmp(a, "--udp-mode")) {
-			if (v && !strcmp(v, "spawn")) {
-				S.spawn = 1;
-			} else if (v && !strcmp(v, "inline")) {
-				S.spawn = 0;
-			} else {
-				fprintf(stderr, "%s: invalid value '%s' for --udp-mode (spawn or inline)\n",
-					prog, v ? v : "");
-				return 2;
-			}
-		} else {
-			fprintf(stderr, "%s: unknown flag '%s'\n", prog, a);
-			usage(stderr);
-			return 2;
+			break;
+		case F_SAFEPOINTS:
+			bad = jp_flag_choice(prog, a, v, no_yes, &yes);
+			if (!bad)
+				hand_safepoint = yes ? safepoint : NULL;
+			break;
+		case F_UDP_MODE:
+			bad = jp_flag_choice(prog, a, v, udp_modes, &S.spawn);
+			break;
 		}
-		i++;
+		if (bad)
+			return 2;
 	}
+	jp_flags_no_operands(&fl);
 	if (jp_listen_check(stderr, prog, &S.listen, JP_SYNTH_OPEN) != 0)
 		return 2;
 	/* Blocked before the workers exist, so they inherit it: the signals wait for the signalfd. */

@@ -25,30 +25,48 @@ refuse() {
 	fi
 }
 
+# refuse_value FLAG VALUE ARGS...: exit status 2 and the parser's message (apps/common/flags.h):
+# "jiffy-sim: FLAG: ..." quoting 'VALUE'.
+refuse_value() {
+	flag=$1 value=$2; shift 2
+	"$SIM" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ "$rc" -eq 2 ] && grep -qF -- "jiffy-sim: $flag: " "$T/err" &&
+		grep -qF -- "'$value'" "$T/err"; then
+		echo "   ok      refused: $* -> $(head -c 150 "$T/err")"
+	else
+		echo "   FAIL    $* -> exit $rc, stderr: $(cat "$T/err")"
+		fails=$((fails + 1))
+	fi
+}
+
 echo "malformed inputs:"
 refuse "--dist 'fixed:10'" --dist fixed:10 --load 0.5
 refuse "--dist 'gauss:1us'" --dist gauss:1us --load 0.5
 refuse "--dist 'bimodal:101:1us:2us'" --dist bimodal:101:1us:2us --load 0.5
 refuse "--dist 'file:$T/none'" --dist "file:$T/none" --load 0.5
-refuse "--policy 'nosuch'" --policy nosuch --load 0.5
+refuse_value --policy nosuch --policy nosuch --load 0.5
 refuse "--mechanism 'bogus'" --mechanism bogus --load 0.5
 refuse "--calib '$T/none.json'" --mechanism measured:deadline --calib "$T/none.json" --load 0.5
-refuse "--cores 'x'" --cores x --load 0.5
-refuse "--cores '0'" --cores 0 --load 0.5
-refuse "--cores '100000'" --cores 100000 --load 0.5
-refuse "--load '-1'" --load -1
-refuse "--loads 'abc'" --loads 0.1,abc
-refuse "--rate '0'" --rate 0
-refuse "--requests '0'" --requests 0 --load 0.5
-refuse "--quantum '5'" --quantum 5 --load 0.5
-refuse "--seed '1.5'" --seed 1.5 --load 0.5
-refuse "--block '2:5us'" --block 2:5us --load 0.5
-refuse "--central 'xq'" --central xq --load 0.5
+refuse "jiffy-sim: --cores: expected an integer from 1 to 256, got 'x'" --cores x --load 0.5
+refuse_value --cores 0 --cores 0 --load 0.5
+refuse_value --cores 100000 --cores 100000 --load 0.5
+refuse_value --cores 100000 --cores=100000 --load=0.5
+refuse_value --load -1 --load -1
+refuse_value --loads abc --loads 0.1,abc
+refuse_value --rate 0 --rate 0
+refuse_value --requests 0 --requests 0 --load 0.5
+refuse_value --quantum 5 --quantum 5 --load 0.5
+refuse_value --seed 1.5 --seed 1.5 --load 0.5
+refuse_value --block 2:5us --block 2:5us --load 0.5
+refuse_value --central xq --central xq --load 0.5
 refuse "--arrivals '$T/none'" --arrivals "$T/none"
 refuse "--slo 'nosuch=1us'" --slo nosuch=1us --load 0.5
 refuse "--classes 'a,b'" --classes a,b --load 0.5
-refuse "unknown option '--bogus'" --bogus 1
-refuse "--cores: missing value" --cores
+refuse "jiffy-sim: --bogus: unknown flag" --bogus 1
+refuse "jiffy-sim: --check: takes no value" --check=1 --load 0.5
+refuse "jiffy-sim: unexpected argument '0.5'" --load 0.5 0.5
+refuse "jiffy-sim: --cores: needs a value" --cores
 refuse "give --rate" --cores 4
 refuse "exclude each other" --dist exp:1us --arrivals /dev/null
 refuse "never preempts" --mechanism none --receiver-cost 1us --load 0.5

@@ -181,11 +181,12 @@ static void test_flag_messages(void)
 	int rc;
 	char *msg = capture_stderr(flag_synth, "0=0", &rc);
 	CHECK_EQ(rc, -1);
-	CHECK(strstr(msg, "jiffy-synth: invalid value '0=0' for --slo: ") == msg);
+	CHECK(strstr(msg, "jiffy-synth: --slo: ") == msg); /* apps/common/flags.h's style */
+	CHECK(strstr(msg, ", got '0=0'\n") != NULL);
 	free(msg);
 	msg = capture_stderr(flag_synth, NULL, &rc);
 	CHECK_EQ(rc, -1);
-	CHECK(strstr(msg, "jiffy-synth: --slo needs a value") == msg);
+	CHECK(strstr(msg, "jiffy-synth: --slo: needs a value") == msg);
 	free(msg);
 	msg = capture_stderr(flag_synth, "0=10,1=1000", &rc);
 	CHECK_EQ(rc, 0);
