@@ -112,6 +112,12 @@ JF_API void jf_policy_tunables_default(struct jf_policy_tunables *t);
  * @netpoll_ns:   while uthreads wait on descriptors, a busy worker polls epoll at
  *                scheduling points at most this often (JIFFY_NETPOLL_US, default 5;
  *                0 polls at every scheduling point). See docs/netpoll.md.
+ * @schedtrace_ns: print one line of scheduler state per period to stderr
+ *                (Go's schedtrace; 0: off, the default).              JIFFY_SCHEDTRACE=<ms>
+ * @stall_report: report, with a backtrace, a uthread that keeps its worker
+ *                for more than this many quanta while other work waits
+ *                (0: off, the default; at most once per uthread per second; uses
+ *                the signal SIGRTMIN+2). See docs/observability.md.  JIFFY_STALL_REPORT=<n>
  */
 struct jf_config {
 	unsigned workers;
@@ -131,6 +137,8 @@ struct jf_config {
 	uint64_t spin_max_ns;
 	bool preempt_skip;
 	bool pthread_shim;
+	uint64_t schedtrace_ns;
+	unsigned stall_report;
 };
 
 /** jf_config_default() - fill @cfg with the defaults (no environment). */

@@ -1,7 +1,7 @@
 /*
- * jiffy/stats.h - per-worker counters.
+ * jiffy/stats.h - per-worker counters and histograms.
  *
- * Owns: the counters each worker keeps about itself. Each counter is written only by its worker
+ * Owns: the counters and histograms each worker keeps about itself. Each counter is written only by its worker
  * and read here without stopping it, so a snapshot taken while the runtime runs is approximate
  * (each counter is exact and monotonic; counters are not a consistent cut).
  */
@@ -69,11 +69,86 @@ struct jf_worker_stats {
 	uint64_t preempts_signal;
 };
 
+/*
+ * Histograms. Each worker keeps HDR-style log-linear histograms of nanosecond durations: exact
+ * below 16 ns, then 16 buckets per power of two (a bucket is at most 1/16 = 6.25 % wide) up to
+ * 2^40 ns (18 minutes); longer values land in the last bucket.
+ */
+#define JF_HIST_SUB_BITS 4
+#define JF_HIST_MAX_BITS 40
+#define JF_HIST_BUCKETS (((JF_HIST_MAX_BITS - JF_HIST_SUB_BITS) + 1) << JF_HIST_SUB_BITS)
+
+/**
+ * enum jf_hist_kind - what a histogram measures.
+ * @JF_HIST_RUNNABLE_DELAY: from being made runnable (spawned, woken, yielded, preempted) to
+ *                          running, recorded by the worker that runs it.
+ * @JF_HIST_RUN_LENGTH:     how long a uthread ran before it left its worker (yield, preemption,
+ *                          block, exit); a yield that found nothing else to run ends a run too.
+ * @JF_HIST_LATENESS_SAFEPOINT: preemptions at the end of a quantum taken at a jf_safepoint()
+ *                          (a probe): when it was taken minus when the quantum ended.
+ * @JF_HIST_LATENESS_SIGNAL: the same, for preemptions the signal (or user interrupt) took.
+ * @JF_HIST_LATENESS_OTHER:  the same, for quantum preemptions that came in another way.
+ * @JF_HIST_NR:             the number of kinds.
+ */
+enum jf_hist_kind {
+	JF_HIST_RUNNABLE_DELAY = 0,
+	JF_HIST_RUN_LENGTH,
+	JF_HIST_LATENESS_SAFEPOINT,
+	JF_HIST_LATENESS_SIGNAL,
+	JF_HIST_LATENESS_OTHER,
+	JF_HIST_NR
+};
+
+/**
+ * struct jf_hist - one histogram.
+ * @count:   values recorded.
+ * @sum_ns:  their sum (the mean is @sum_ns / @count).
+ * @buckets: counts per bucket; jf_hist_bucket_low() gives a bucket's lowest value.
+ */
+struct jf_hist {
+	uint64_t count;
+	uint64_t sum_ns;
+	uint64_t buckets[JF_HIST_BUCKETS];
+};
+
+/**
+ * jf_stats_hist() - histogram @kind of worker @w, or the sum over all workers if @w is -1.
+ * @w:    a worker index, or -1.
+ * @kind: which histogram.
+ * @out:  receives it (about 5 KiB).
+ *
+ * Like the counters, a histogram read while the runtime runs is approximate (each bucket is
+ * exact; @count may differ from the sum of the buckets by the values being recorded).
+ * Return: 0; -EINVAL bad worker or kind; -ESRCH if no runtime runs.
+ */
+JF_API int jf_stats_hist(int w, enum jf_hist_kind kind, struct jf_hist *out);
+/**
+ * jf_hist_percentile() - the value at percentile @pct of @h.
+ * @h:   a histogram.
+ * @pct: from 0 to 100.
+ *
+ * Return: the highest value of the bucket holding that percentile (within 6.25 % of the true
+ * value), or 0 if @h is empty.
+ */
+JF_API uint64_t jf_hist_percentile(const struct jf_hist *h, double pct);
+/** jf_hist_bucket_low() - the lowest value (ns) bucket @i holds. Return: it, or 0 if out of range. */
+JF_API uint64_t jf_hist_bucket_low(unsigned i);
+/** jf_hist_name() - a short name for @kind ("runnable_delay", ...). Return: it, or "?". */
+JF_API const char *jf_hist_name(enum jf_hist_kind kind);
+/**
+ * jf_stats_reset() - start the counters and histograms again from zero: what jf_stats_worker(),
+ * jf_stats_total(), jf_stats_hist() and jf_stats_print() report from now on counts from this
+ * call. Workers keep running; values recorded while it runs may land on either side.
+ * Return: 0; -ESRCH if no runtime runs.
+ */
+JF_API int jf_stats_reset(void);
+
 /** jf_stats_worker() - counters of worker @w. Return: 0; -EINVAL bad index; -ESRCH no runtime. */
 JF_API int jf_stats_worker(int w, struct jf_worker_stats *out);
 /** jf_stats_total() - the sum over all workers. Return: 0; -ESRCH if no runtime runs. */
 JF_API int jf_stats_total(struct jf_worker_stats *out);
-/** jf_stats_print() - configuration and a table of the counters of every worker. */
+/** jf_stats_print() - configuration, a table of the counters of every worker, and the
+ * percentiles of each histogram per worker. */
 JF_API void jf_stats_print(FILE *out);
 
 #ifdef __cplusplus

@@ -176,6 +176,17 @@ JF_API uint64_t jf_thread_id(const jf_thread_t *t);
 /** jf_thread_name() - the name given at spawn ("" if none). */
 JF_API const char *jf_thread_name(const jf_thread_t *t);
 
+/**
+ * jf_dump_threads() - write every uthread to @out: id, name, state (runnable, running, blocked,
+ * exited), worker, class, how long it has been in that state, and where (what it blocks on, why
+ * it was queued, or the worker running it). Callable from any thread, in or outside the runtime
+ * (e.g. from a SIGQUIT-triggered uthread); the values are a recent view, not a consistent cut.
+ * @out: a stdio stream.
+ *
+ * Return: 0; -EINVAL if @out is NULL; -ESRCH if no runtime runs.
+ */
+JF_API int jf_dump_threads(FILE *out);
+
 /** jf_worker_id() - index of the worker running the caller, or -1 outside the runtime. */
 JF_API int jf_worker_id(void);
 

@@ -163,6 +163,16 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 	if (cfg->netpoll_ns > 1000000000ull)
 		return jf_errf(err, errlen, "netpoll_ns = %" PRIu64 ": must be at most 1 s",
 			    cfg->netpoll_ns);
+	if (cfg->schedtrace_ns && (cfg->schedtrace_ns < 1000000 || cfg->schedtrace_ns > 3600000000000ull))
+		return jf_errf(err, errlen,
+			    "schedtrace_ns = %" PRIu64 ": must be 0 (off) or between 1 ms and 1 h",
+			    cfg->schedtrace_ns);
+	if (cfg->stall_report > 1000000)
+		return jf_errf(err, errlen, "stall_report = %u: must be 0 (off) or a number of quanta "
+			    "up to 1000000", cfg->stall_report);
+	if (cfg->stall_report && cfg->preempt_signal == SIGRTMIN + 2)
+		return jf_errf(err, errlen, "preempt_signal = SIGRTMIN+2: the stall report "
+			    "(JIFFY_STALL_REPORT) uses that signal; choose another");
 	if (cfg->stack_cache > 65536)
 		return jf_errf(err, errlen, "stack_cache = %u: must be at most 65536", cfg->stack_cache);
 	if (memchr(cfg->policy, '\0', sizeof(cfg->policy)) == NULL || cfg->policy[0] == '\0')
@@ -311,6 +321,26 @@ static int env_netpoll(struct jf_config *c, const char *n, const char *v, char *
 	return 0;
 }
 
+static int env_schedtrace(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (parse_u64(v, false, &x) || x > 3600000)
+		return jf_errf(e, el, "%s='%s': expected a period in milliseconds from 1 to 3600000, "
+			    "or 0 (off)", n, v);
+	c->schedtrace_ns = x * 1000000u;
+	return 0;
+}
+
+static int env_stall(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (parse_u64(v, false, &x) || x > 1000000)
+		return jf_errf(e, el, "%s='%s': expected a number of quanta from 1 to 1000000 (a "
+			    "uthread running longer while work waits is reported), or 0 (off)", n, v);
+	c->stall_report = (unsigned)x;
+	return 0;
+}
+
 static int env_preempt(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	if (strlen(v) >= sizeof(c->preempt) || jf_preempt_available(v, NULL, 0) < 0)
@@ -433,6 +463,7 @@ static const struct {
 	{"JIFFY_TIMER_SPIN", env_timer_spin},  {"JIFFY_NETPOLL_US", env_netpoll},
 	{"JIFFY_PREEMPT_SKIP", env_preempt_skip},
 	{"JIFFY_PTHREAD_SHIM", env_pthread_shim},
+	{"JIFFY_SCHEDTRACE", env_schedtrace},        {"JIFFY_STALL_REPORT", env_stall},
 	{"JIFFY_RR_SLICE_US", env_us_tunable},       {"JIFFY_TWOQ_LONG_US", env_us_tunable},
 	{"JIFFY_CFS_LATENCY_US", env_us_tunable},    {"JIFFY_CFS_MIN_GRAN_US", env_us_tunable},
 	{"JIFFY_CFS_WAKEUP_GRAN_US", env_us_tunable}, {"JIFFY_EEVDF_SLICE_US", env_us_tunable},
@@ -500,6 +531,8 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "preempt_skip = %d\n", cfg->preempt_skip);
 	fprintf(out, "pthread_shim = %d\n", cfg->pthread_shim);
 	fprintf(out, "netpoll_us = %" PRIu64 "\n", cfg->netpoll_ns / 1000u);
+	fprintf(out, "schedtrace_ms = %" PRIu64 "\n", cfg->schedtrace_ns / 1000000u);
+	fprintf(out, "stall_report = %u\n", cfg->stall_report);
 	for (size_t i = 0; i < sizeof(us_tunables) / sizeof(us_tunables[0]); i++)
 		fprintf(out, "%s = %" PRIu64 "\n", us_tunables[i].name + 6,
 			*(const uint64_t *)((const char *)cfg + us_tunables[i].off) / 1000u);

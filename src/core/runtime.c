@@ -322,6 +322,8 @@ static void runtime_free(struct runtime *rt)
 		}
 		free(rt->workers);
 	}
+	free(rt->stats_base);
+	free(rt->hist_base);
 	pthread_mutex_destroy(&rt->reg_lock);
 	free(rt);
 }
@@ -342,6 +344,12 @@ static int runtime_create(const struct jf_config *cfg, struct runtime **out)
 		return -ENOMEM;
 	}
 	memset(rt->workers, 0, sizeof(struct worker) * (size_t)rt->nworkers);
+	rt->stats_base = calloc((size_t)rt->nworkers, sizeof(*rt->stats_base));
+	rt->hist_base = calloc((size_t)rt->nworkers * JF_HIST_NR, sizeof(*rt->hist_base));
+	if (!rt->stats_base || !rt->hist_base) {
+		runtime_free(rt);
+		return -ENOMEM;
+	}
 	for (int i = 0; i < rt->nworkers; i++) {
 		struct worker *w = &rt->workers[i];
 		w->id = i;
@@ -415,8 +423,11 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 	if (rc)
 		goto out_handler;
 	main_t->is_main = 1;
+	main_t->state_ns = jf_now_ns();
 	rt->main_thread = main_t;
+	rt->pid = getpid();
 	rt->policy.ops->enqueue(&rt->policy, 0, &main_t->task, JF_ENQ_NEW, jf_policy_now());
+	rt->workers[0].enqueues = 1; /* runnable = enqueues - picks (monitor.c) */
 
 	for (started = 0; started < rt->nworkers; started++) {
 		struct worker *w = &rt->workers[started];
@@ -437,8 +448,20 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 			jf_runtime_stop(NULL);
 		}
 	}
+	if (rc == 0) {
+		/* The stall monitor signals workers by thread id: wait until they have one. */
+		while (rt->cfg.stall_report && atomic_load(&rt->workers_ready) < rt->nworkers)
+			sched_yield();
+		rc = jf_monitor_start(rt);
+		if (rc) {
+			jf_warn("cannot start the monitor thread (JIFFY_SCHEDTRACE, "
+				"JIFFY_STALL_REPORT): %s", strerror(-rc));
+			jf_runtime_stop(NULL);
+		}
+	}
 	for (int i = 0; i < started; i++)
 		pthread_join(rt->workers[i].pthread, NULL);
+	jf_monitor_stop(rt);
 
 	if (rc == 0) {
 		if (retval)

@@ -33,6 +33,7 @@
 #include "../common/spinlock.h"
 #include "../preempt/preempt.h"
 #include "context.h"
+#include "probes.h"
 
 struct worker;
 
@@ -103,6 +104,10 @@ struct jf_thread {
 
 /* Counters are written by their worker only (relaxed load+store, no lock prefix). */
 #define STAT_INC(w, field) STAT_ADD(w, field, 1)
+/* The same for a counter kept in struct worker itself (not in the public stats). */
+#define WORKER_INC(w, field)                                                                     \
+	__atomic_store_n(&(w)->field, __atomic_load_n(&(w)->field, __ATOMIC_RELAXED) + 1,         \
+			 __ATOMIC_RELAXED)
 #define STAT_ADD(w, field, n)                                                                    \
 	__atomic_store_n(&(w)->stats.field,                                                      \
 			 __atomic_load_n(&(w)->stats.field, __ATOMIC_RELAXED) + (n),             \
@@ -164,10 +169,18 @@ struct worker {
 	int uintr_fd, uipi_index;     /* "uintr" */
 
 	struct jf_worker_stats stats;
+	/* Written by this worker only, like @stats (jf_hist_add()); read by stats.c and monitor.c. */
+	uint64_t enqueues, picks; /* made runnable by / picked by this worker (runnable = sum diff) */
+	uint64_t stall_seq;       /* monitor.c: the run (run_seq) a stall report was asked for */
+	struct jf_hist hist[JF_HIST_NR];
 } __attribute__((aligned(JF_CACHELINE)));
 
 struct runtime {
 	struct jf_config cfg;
+	/* jf_stats_reset(): what the workers had counted then (stats.c). */
+	struct jf_worker_stats *stats_base;
+	struct jf_hist *hist_base; /* [worker * JF_HIST_NR + kind] */
+	void *monitor;             /* monitor.c: schedtrace and stall reports, or NULL */
 	struct jf_policy policy;
 	unsigned policy_flags;
 	bool can_steal;
@@ -204,6 +217,48 @@ struct runtime {
 };
 
 extern struct runtime *jf_rt;
+
+/* --- introspection (stats.c, monitor.c) ------------------------------------------------------ */
+
+#define JF_VIEW_SET(t, field, v) __atomic_store_n(&(t)->field, (v), __ATOMIC_RELAXED)
+#define JF_VIEW_GET(t, field) __atomic_load_n(&(t)->field, __ATOMIC_RELAXED)
+
+/* The bucket of value @v in a struct jf_hist (jiffy/stats.h has the layout). */
+static inline unsigned jf_hist_index(uint64_t v)
+{
+	unsigned msb;
+
+	if (v < (1u << JF_HIST_SUB_BITS))
+		return (unsigned)v;
+	if (v >> JF_HIST_MAX_BITS)
+		return JF_HIST_BUCKETS - 1;
+	msb = 63u - (unsigned)__builtin_clzll(v);
+	return ((msb - JF_HIST_SUB_BITS + 1) << JF_HIST_SUB_BITS) +
+	       (unsigned)((v >> (msb - JF_HIST_SUB_BITS)) & ((1u << JF_HIST_SUB_BITS) - 1));
+}
+
+/* Record @v in @h, which only the calling worker writes (relaxed load+store, no lock prefix). */
+static inline void jf_hist_add(struct jf_hist *h, uint64_t v)
+{
+	uint64_t *b = &h->buckets[jf_hist_index(v)];
+	__atomic_store_n(b, __atomic_load_n(b, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->count, __atomic_load_n(&h->count, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&h->sum_ns, __atomic_load_n(&h->sum_ns, __ATOMIC_RELAXED) + v,
+			 __ATOMIC_RELAXED);
+}
+
+/* A uthread is about to block on @what (@obj): shown by jf_dump_threads() and gdb. */
+static inline void jf_wait_note(struct jf_thread *t, const char *what, const void *obj)
+{
+	JF_VIEW_SET(t, wait_on, what);
+	JF_VIEW_SET(t, wait_obj, obj);
+}
+
+/* monitor.c: JIFFY_SCHEDTRACE and JIFFY_STALL_REPORT (started by jf_run, stopped before the
+ * workers are joined). */
+int jf_monitor_start(struct runtime *rt);
+void jf_monitor_stop(struct runtime *rt);
 
 /* --- current context --------------------------------------------------------------------- */
 

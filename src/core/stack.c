@@ -199,6 +199,7 @@ void jf_stack_free(struct worker *w, struct jf_thread *t)
 	struct runtime *rt = jf_rt;
 
 	jf_tsan_thread_freed(t);
+	JF_VIEW_SET(t, vstate, UV_FREE);
 	if (t->map_size == map_size_for(rt->cfg.stack_size) && rt->cfg.stack_cache > 0) {
 		if (w->nr_cached == rt->cfg.stack_cache)
 			pool_spill(rt, w);

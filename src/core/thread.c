@@ -211,19 +211,38 @@ static void preempt_new_run(struct worker *w)
 		jf_rt->mech->on_run(w, now);
 }
 
-/* Take @next, runnable and removed from its queue, onto worker @w. */
-static inline void prepare_run(struct worker *w, struct jf_thread *next)
+/* Take @next, runnable and removed from its queue, onto worker @w at @now (jf_now_ns()). */
+static inline void prepare_run(struct worker *w, struct jf_thread *next, uint64_t now)
 {
+	uint64_t delay = now - JF_VIEW_GET(next, state_ns);
+
 	jf_wait_off_cpu(next);
 	next->on_cpu = 1;
 	next->worker = w;
 	next->task.last_worker = w->id;
 	w->cur = next;
 	if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
-		next->task.started_ns = jf_now_ns();
+		next->task.started_ns = now;
+	jf_hist_add(&w->hist[JF_HIST_RUNNABLE_DELAY], delay);
+	JF_VIEW_SET(next, vstate, UV_RUNNING);
+	JF_VIEW_SET(next, state_ns, now);
 	STAT_INC(w, switches);
-	if (jf_rt->preempting)
+	WORKER_INC(w, picks);
+	JF_PROBE3(switch, next->task.id, w->id, delay);
+	if (jf_rt->preempting) {
 		preempt_new_run(w);
+	} else {
+		/* The stall monitor (monitor.c) reads when this run began. */
+		__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
+	}
+}
+
+/* @cur, running on @w, stops running at @now: record its run. */
+static inline void end_run(struct worker *w, struct jf_thread *cur, uint64_t now)
+{
+	jf_hist_add(&w->hist[JF_HIST_RUN_LENGTH], now - JF_VIEW_GET(cur, state_ns));
+	JF_VIEW_SET(cur, state_ns, now);
 }
 
 static inline void run_due_timers(struct worker *w)
@@ -235,6 +254,21 @@ static inline void run_due_timers(struct worker *w)
 
 static inline void after_enqueue(struct worker *w, int target, struct jf_task *t,
 				 enum jf_enqueue_reason reason);
+static void make_runnable_at(struct worker *w, struct jf_thread *t,
+			     enum jf_enqueue_reason reason, uint64_t tnow);
+
+/* @t becomes runnable for @reason at @tnow: what jf_dump_threads() and gdb show. */
+static inline void jf_view_runnable(struct jf_thread *t, enum jf_enqueue_reason reason,
+				    uint64_t tnow)
+{
+	JF_VIEW_SET(t, off_reason, (uint8_t)reason);
+	JF_VIEW_SET(t, vstate, UV_RUNNABLE);
+	JF_VIEW_SET(t, wait_on, NULL);
+	JF_VIEW_SET(t, wait_obj, NULL);
+	JF_VIEW_SET(t, state_ns, tnow);
+	if (reason == JF_ENQ_WOKEN)
+		JF_PROBE1(wake, t->task.id);
+}
 
 /*
  * What @w runs next. If @enq is not NULL it is made runnable for @reason first, in the same
@@ -242,7 +276,7 @@ static inline void after_enqueue(struct worker *w, int target, struct jf_task *t
  * to stealing when the policy allows it.
  */
 static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *enq,
-					  enum jf_enqueue_reason reason)
+					  enum jf_enqueue_reason reason, uint64_t tnow)
 {
 	struct runtime *rt = jf_rt;
 	struct jf_policy *p = &rt->policy;
@@ -257,23 +291,26 @@ static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *en
 	} else if (p->ops->enqueue_pick) {
 		int target;
 		enq->task.runnable_ns = now;
+		jf_view_runnable(enq, reason, tnow);
 		t = p->ops->enqueue_pick(p, w->id, &enq->task, reason, now, &target);
 		after_enqueue(w, target, &enq->task, reason);
 	} else {
-		jf_sched_make_runnable(w, enq, reason);
+		make_runnable_at(w, enq, reason, tnow);
 		t = p->ops->pick_next(p, w->id, now);
 	}
 	if (!t && rt->can_steal) {
 		t = p->ops->balance(p, w->id, now);
-		if (t)
+		if (t) {
 			STAT_INC(w, steals);
+			JF_PROBE2(steal, t->id, w->id);
+		}
 	}
 	return t ? jf_thread_of_task(t) : NULL;
 }
 
 struct jf_thread *jf_sched_pick(struct worker *w)
 {
-	return pick_next(w, NULL, JF_ENQ_NEW);
+	return pick_next(w, NULL, JF_ENQ_NEW, 0);
 }
 
 /*
@@ -292,7 +329,7 @@ static inline bool next_still_on_cpu(struct worker *w, struct jf_thread *next)
 void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next)
 {
 	void *fake = NULL;
-	prepare_run(w, next);
+	prepare_run(w, next, jf_now_ns());
 	asan_enter_thread(&fake, next);
 	tsan_enter(next->tsan_fiber);
 	jf_ctx_switch(&w->sched_ctx, &next->ctx, &w->sched_on_cpu);
@@ -310,12 +347,12 @@ static inline void apply_sched_attr(struct jf_thread *t)
 	}
 }
 
-/* @cur stops running (yield, preempt, block, exit): add this run to its ran_ns. */
-static inline void account_run(struct jf_thread *cur)
+/* @cur stops running at @now (yield, preempt, block, exit): add this run to its ran_ns. */
+static inline void account_run(struct jf_thread *cur, uint64_t now)
 {
 	apply_sched_attr(cur);
 	if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
-		cur->task.ran_ns += jf_now_ns() - cur->task.started_ns;
+		cur->task.ran_ns += now - cur->task.started_ns;
 }
 
 /*
@@ -324,32 +361,37 @@ static inline void account_run(struct jf_thread *cur)
  * when @cur runs again, possibly on another worker.
  */
 static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
-			       enum jf_enqueue_reason reason)
+			       enum jf_enqueue_reason reason, uint64_t now)
 {
 	struct worker *w = cur->worker;
 	struct jf_thread *next;
 	void *fake = NULL;
 
-	if (enq)
-		account_run(cur);
+	if (enq) {
+		account_run(cur, now);
+		end_run(w, cur, now);
+	}
 	cur->saved_errno = *errno_slot();
 	cur->saved_pcount = jf_pcount();
 	if (JF_UNLIKELY(atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed)))
 		next = NULL; /* shutting down: whatever was runnable is discarded */
 	else
-		next = pick_next(w, enq, reason);
+		next = pick_next(w, enq, reason, now);
 
 	if (next == cur) { /* woken or re-picked before it left: keep running */
 		w->cur = cur;
 		if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
-			cur->task.started_ns = jf_now_ns(); /* picked again: a new run for the policy */
+			cur->task.started_ns = now; /* picked again: a new run for the policy */
+		WORKER_INC(w, picks);
+		JF_VIEW_SET(cur, vstate, UV_RUNNING);
+		jf_hist_add(&w->hist[JF_HIST_RUNNABLE_DELAY], 0);
 		*errno_slot() = cur->saved_errno; /* timers and wakeups above may make syscalls */
 		return;
 	}
 	if (next && JF_UNLIKELY(next_still_on_cpu(w, next)))
 		next = NULL;
 	if (next) {
-		prepare_run(w, next);
+		prepare_run(w, next, now);
 		asan_enter_thread(&fake, next);
 		jf_tsan_release(&cur->on_cpu);
 		tsan_enter(next->tsan_fiber);
@@ -368,9 +410,9 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 }
 
 /* Preempt the running uthread @cur (preempt.c decided, count raised): back to its queue. */
-void jf_sched_preempt(struct jf_thread *cur)
+void jf_sched_preempt(struct jf_thread *cur, uint64_t now)
 {
-	uthread_reschedule(cur, cur, JF_ENQ_PREEMPTED);
+	uthread_reschedule(cur, cur, JF_ENQ_PREEMPTED, now);
 }
 
 /* The exiting uthread @cur leaves its worker for good, making its @joiner (if any) runnable. */
@@ -379,12 +421,14 @@ __attribute__((noreturn)) static void exit_switch(struct jf_thread *cur, struct 
 	struct worker *w = cur->worker;
 	struct jf_thread *next = NULL;
 
+	uint64_t now = jf_now_ns();
+
 	if (!atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
-		next = pick_next(w, joiner, JF_ENQ_WOKEN);
+		next = pick_next(w, joiner, JF_ENQ_WOKEN, now);
 	if (next && JF_UNLIKELY(next_still_on_cpu(w, next)))
 		next = NULL;
 	if (next) {
-		prepare_run(w, next);
+		prepare_run(w, next, now);
 		asan_enter_thread(NULL, next);
 		jf_tsan_release(&cur->on_cpu);
 		tsan_enter(next->tsan_fiber);
@@ -479,6 +523,7 @@ static inline void after_enqueue(struct worker *w, int target, struct jf_task *t
 {
 	struct runtime *rt = jf_rt;
 
+	WORKER_INC(w, enqueues);
 	if (reason == JF_ENQ_WOKEN)
 		STAT_INC(w, wakeups);
 	if (rt->policy.ops->wakeup_preempt && target >= 0 &&
@@ -512,14 +557,21 @@ static inline void after_enqueue(struct worker *w, int target, struct jf_task *t
 		kick_one_parked(w);
 }
 
-void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enqueue_reason reason)
+static void make_runnable_at(struct worker *w, struct jf_thread *t,
+			     enum jf_enqueue_reason reason, uint64_t tnow)
 {
 	struct jf_policy *p = &jf_rt->policy;
 	uint64_t now = jf_policy_now();
 
 	apply_sched_attr(t);
 	t->task.runnable_ns = now;
+	jf_view_runnable(t, reason, tnow);
 	after_enqueue(w, p->ops->enqueue(p, w->id, &t->task, reason, now), &t->task, reason);
+}
+
+void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enqueue_reason reason)
+{
+	make_runnable_at(w, t, reason, jf_now_ns());
 }
 
 void jf_sched_block_then(uint32_t *unlock, void (*publish)(void *arg), void *arg)
@@ -527,8 +579,12 @@ void jf_sched_block_then(uint32_t *unlock, void (*publish)(void *arg), void *arg
 	struct jf_thread *cur = jf_current();
 	struct worker *w = cur->worker;
 	struct jf_policy *p = &jf_rt->policy;
+	uint64_t now = jf_now_ns();
 
-	account_run(cur);
+	account_run(cur, now);
+	end_run(w, cur, now);
+	JF_VIEW_SET(cur, vstate, UV_BLOCKED);
+	JF_PROBE2(block, cur->task.id, JF_VIEW_GET(cur, wait_on));
 	if (p->ops->blocked)
 		p->ops->blocked(p, w->id, &cur->task, jf_policy_now());
 	STAT_INC(w, blocks);
@@ -537,7 +593,7 @@ void jf_sched_block_then(uint32_t *unlock, void (*publish)(void *arg), void *arg
 		publish(arg);
 	if (unlock)
 		jf_spin_unlock(unlock);
-	uthread_reschedule(cur, NULL, JF_ENQ_WOKEN);
+	uthread_reschedule(cur, NULL, JF_ENQ_WOKEN, now);
 }
 
 void jf_sched_block(uint32_t *unlock)
@@ -617,6 +673,12 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 	t->wq_next = NULL;
 	t->wq_queued = 0;
 	t->asan_fake_stack = NULL;
+	t->vstate = UV_RUNNABLE;
+	t->off_reason = JF_ENQ_NEW;
+	t->wait_on = NULL;
+	t->wait_obj = NULL;
+	t->state_ns = 0;
+	t->stall_ns = 0;
 	t->name[0] = '\0';
 	if (attr && attr->name) {
 		strncpy(t->name, attr->name, sizeof(t->name) - 1);
@@ -638,6 +700,7 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 
 	jf_ctx_init(&t->ctx, jf_stack_top(t), uthread_entry, t);
 	STAT_INC(w, spawns);
+	JF_PROBE2(spawn, t->task.id, t->name);
 	*out = t;
 	return 0;
 }
@@ -674,7 +737,7 @@ static void jf_yield_in_runtime(void)
 	if (!p->ops->has_work(p, w->id) && jf_timers_next(w) == UINT64_MAX &&
 	    !atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
 		return;
-	uthread_reschedule(cur, cur, JF_ENQ_YIELDED);
+	uthread_reschedule(cur, cur, JF_ENQ_YIELDED, jf_now_ns());
 }
 
 void jf_runtime_stop(void *main_retval); /* runtime.c */
@@ -689,7 +752,11 @@ static void uthread_exit(struct jf_thread *cur, void *retval)
 	struct jf_thread *joiner;
 	bool detached;
 
-	account_run(cur);
+	uint64_t now = jf_now_ns();
+
+	account_run(cur, now);
+	end_run(w, cur, now);
+	JF_PROBE1(exit, cur->task.id);
 	if (p->ops->task_exit)
 		p->ops->task_exit(p, w->id, &cur->task, jf_policy_now());
 	STAT_INC(w, tasks_done);
@@ -699,6 +766,7 @@ static void uthread_exit(struct jf_thread *cur, void *retval)
 	jf_spin_lock(&cur->jlock);
 	cur->retval = retval;
 	cur->state = UT_EXITED;
+	JF_VIEW_SET(cur, vstate, UV_EXITED);
 	joiner = cur->joiner;
 	detached = cur->detached;
 	jf_spin_unlock(&cur->jlock);
@@ -736,6 +804,7 @@ static int jf_join_in_runtime(jf_thread_t *t, void **retval)
 	}
 	if (t->state != UT_EXITED) {
 		t->joiner = cur;
+		jf_wait_note(cur, "join", t);
 		jf_sched_block(&t->jlock); /* woken by uthread_exit */
 	} else {
 		jf_spin_unlock(&t->jlock);

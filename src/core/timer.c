@@ -221,6 +221,7 @@ static int jf_sleep_until_in_runtime(uint64_t deadline_ns)
 		return -EPERM;
 	if (jf_now_ns() >= deadline_ns)
 		return 0;
+	jf_wait_note(cur, "sleep", NULL);
 	jf_block_timeout(NULL, deadline_ns, sleep_over, NULL);
 	return 0;
 }

@@ -540,6 +540,7 @@ static int pd_wait(int fd, struct pdesc *pd, int dir, uint32_t seq, uint64_t dea
 		/* No worker in epoll: wake a parked one to be the poller. */
 		if (!__atomic_load_n(&jf__net_poller_parked, __ATOMIC_RELAXED))
 			jf_kick_parked_worker(nw.t->worker);
+		jf_wait_note(nw.t, dir ? "netpoll-write" : "netpoll-read", pd);
 		if (deadline == UINT64_MAX)
 			jf_sched_block(&pd->lock);
 		else

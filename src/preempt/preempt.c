@@ -42,7 +42,7 @@
 
 __thread struct jf__preempt_tls jf__preempt __attribute__((tls_model("initial-exec")));
 
-void jf_sched_preempt(struct jf_thread *cur); /* thread.c */
+void jf_sched_preempt(struct jf_thread *cur, uint64_t now); /* thread.c */
 
 static const struct jf_preempt_mech *const mechs[] = {
 	&jf_mech_none,	   &jf_mech_timer,  &jf_mech_dispatcher, &jf_mech_safepoint,
@@ -205,6 +205,8 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 	/* Uthreads wait on descriptors: look for input now (it may be the work that waits). */
 	if (JF_UNLIKELY(jf_netpoll_active()))
 		jf_netpoll_busy(w, now);
+	bool quantum = false;
+
 	if (__atomic_exchange_n(&w->preempt_now, 0, __ATOMIC_ACQUIRE)) {
 		/* Wakeup preemption: the policy already decided; only a switch to nothing is moot. */
 		if (!rt->policy.ops->has_work(&rt->policy, w->id)) {
@@ -223,12 +225,25 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 		if (rt->mech->on_run)
 			rt->mech->on_run(w, now);
 		return false;
+	} else {
+		quantum = true;
 	}
 	STAT_INC(w, preempts);
 	if (src == SRC_SAFEPOINT)
 		STAT_INC(w, preempts_safepoint);
 	else if (src == SRC_INTERRUPT)
 		STAT_INC(w, preempts_signal);
+	{
+		/* Lateness: taken (now) minus due, for preemptions at the end of a quantum. */
+		uint64_t due = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
+		uint64_t late = quantum && now > due ? now - due : 0;
+		if (quantum)
+			jf_hist_add(&w->hist[src == SRC_SAFEPOINT   ? JF_HIST_LATENESS_SAFEPOINT
+					     : src == SRC_INTERRUPT ? JF_HIST_LATENESS_SIGNAL
+								    : JF_HIST_LATENESS_OTHER],
+				    late);
+		JF_PROBE4(preempt, cur->task.id, w->id, (int)src, late);
+	}
 	if (pc && rt->mech->uses_signal) {
 		/*
 		 * The signal is blocked while its handler runs (no SA_NODEFER), so nothing nests
@@ -239,7 +254,7 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 		pthread_sigmask(SIG_UNBLOCK, &rt->psig_set, NULL);
 	}
 	seq = w->run_seq;
-	jf_sched_preempt(cur);
+	jf_sched_preempt(cur, now);
 	w = cur->worker;
 	now = jf_now_ns();
 	if (w->run_seq == seq) {

@@ -43,6 +43,7 @@ static int cond_wait_common(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline, bool
 		return -ETIMEDOUT;
 	jf_spin_lock(&c->lock);
 	waitq_push(&c->waiters, cur);
+	jf_wait_note(cur, "cond", c);
 	jf_mutex_unlock(m);
 	if (timed)
 		timed_out = jf_block_timeout(&c->lock, deadline, cond_timeout_fired, &ct);

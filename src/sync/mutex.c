@@ -51,6 +51,7 @@ static void jf_mutex_lock_in_runtime(jf_mutex_t *m)
 			break;
 	}
 	waitq_push(&m->waiters, cur);
+	jf_wait_note(cur, "mutex", m);
 	jf_sched_block(&m->lock);
 	/* Handed over by jf_mutex_unlock(): we own it, and m->owner was set for us. */
 }

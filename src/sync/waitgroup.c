@@ -61,6 +61,7 @@ static void jf_waitgroup_wait_in_runtime(jf_waitgroup_t *wg)
 		return;
 	}
 	waitq_push(&wg->waiters, cur);
+	jf_wait_note(cur, "waitgroup", wg);
 	jf_sched_block(&wg->lock);
 }
 

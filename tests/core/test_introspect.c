@@ -1,0 +1,369 @@
+/*
+ * core/test_introspect.c - proves the runtime's self-reporting tells the truth:
+ *  - the histogram layout (bucket bounds grow, each bucket at most 1/16 of its value wide,
+ *    percentiles land in the right bucket);
+ *  - run length and runnable delay: a uthread that computes 5 ms on one worker while another is
+ *    runnable shows up as a run of >= 5 ms and a runnable delay of >= 5 ms;
+ *  - preemption lateness is recorded for the path that preempted (safepoint here, and the signal
+ *    in builds that can follow signal preemption);
+ *  - jf_stats_reset() starts counters and histograms from zero;
+ *  - jf_dump_threads() lists uthreads blocked on a mutex, a condition variable and a sleep, and
+ *    the running one, with their names and states.
+ * With an argument it is the subject of tests/core/check_monitor.sh: "stall" computes past the
+ * stall threshold with work waiting, "schedtrace" runs yields for a while.
+ */
+#include "jf_test.h"
+
+#include <inttypes.h>
+#include <time.h>
+
+static void spin_ns(uint64_t ns)
+{
+	uint64_t end = jf_now_ns() + ns;
+	while (jf_now_ns() < end)
+		;
+}
+
+static void spin_safepoints_ns(uint64_t ns)
+{
+	uint64_t end = jf_now_ns() + ns;
+	while (jf_now_ns() < end)
+		jf_safepoint();
+}
+
+/* --- histogram layout ------------------------------------------------------------------------ */
+
+static void check_layout(void)
+{
+	static struct jf_hist h;
+
+	CHECK_EQ(jf_hist_bucket_low(0), 0);
+	CHECK_EQ(jf_hist_bucket_low(15), 15);
+	CHECK_EQ(jf_hist_bucket_low(16), 16);
+	CHECK_EQ(jf_hist_bucket_low(JF_HIST_BUCKETS), 0);
+	for (unsigned i = 1; i < JF_HIST_BUCKETS; i++) {
+		uint64_t lo = jf_hist_bucket_low(i), prev = jf_hist_bucket_low(i - 1);
+		CHECK(lo > prev);
+		if (i > 16)
+			CHECK(lo - prev <= prev / 16 + 1);
+	}
+	CHECK(jf_hist_bucket_low(JF_HIST_BUCKETS - 1) >= (1ull << (JF_HIST_MAX_BITS - 1)));
+	memset(&h, 0, sizeof(h));
+	CHECK_EQ(jf_hist_percentile(&h, 99), 0);
+	h.buckets[100] = 99;
+	h.buckets[200] = 1;
+	h.count = 100;
+	CHECK_EQ(jf_hist_percentile(&h, 50), jf_hist_bucket_low(101) - 1);
+	CHECK_EQ(jf_hist_percentile(&h, 99), jf_hist_bucket_low(101) - 1);
+	CHECK_EQ(jf_hist_percentile(&h, 100), jf_hist_bucket_low(201) - 1);
+	CHECK_EQ(jf_hist_percentile(&h, 1000), jf_hist_bucket_low(201) - 1);
+	CHECK(strcmp(jf_hist_name(JF_HIST_RUN_LENGTH), "run_length") == 0);
+	CHECK(strcmp(jf_hist_name((enum jf_hist_kind)99), "?") == 0);
+}
+
+/* --- run length and runnable delay ----------------------------------------------------------- */
+
+static void *quick(void *arg)
+{
+	return arg;
+}
+
+static void *compute_5ms(void *arg)
+{
+	spin_ns(5000000);
+	return arg;
+}
+
+static void *main_delay(void *arg)
+{
+	struct jf_hist h;
+	jf_thread_t *a, *b;
+
+	(void)arg;
+	CHECK_EQ(jf_stats_reset(), 0);
+	a = jft_spawn(NULL, compute_5ms, NULL);
+	b = jft_spawn(NULL, quick, NULL); /* runnable behind a on the one worker */
+	jft_join(a);
+	jft_join(b);
+	CHECK_EQ(jf_stats_hist(0, JF_HIST_RUN_LENGTH, &h), 0);
+	CHECK_GE(h.count, 2);
+	CHECK_GE(jf_hist_percentile(&h, 100), 5000000);
+	CHECK(jf_hist_percentile(&h, 100) < 10000000000ull);
+	CHECK_GE(h.sum_ns, 5000000);
+	CHECK_EQ(jf_stats_hist(-1, JF_HIST_RUNNABLE_DELAY, &h), 0);
+	CHECK_GE(h.count, 2);
+	CHECK_GE(jf_hist_percentile(&h, 100), 5000000);
+	CHECK_EQ(jf_stats_hist(1, JF_HIST_RUN_LENGTH, &h), -EINVAL);
+	CHECK_EQ(jf_stats_hist(0, JF_HIST_NR, &h), -EINVAL);
+	CHECK_EQ(jf_stats_hist(0, JF_HIST_RUN_LENGTH, NULL), -EINVAL);
+	return NULL;
+}
+
+/* --- reset ------------------------------------------------------------------------------------ */
+
+static void *yield10(void *arg)
+{
+	for (int i = 0; i < 10; i++)
+		jf_yield();
+	return arg;
+}
+
+static void *main_reset(void *arg)
+{
+	struct jf_worker_stats s;
+	struct jf_hist h;
+	jf_thread_t *t[100];
+
+	(void)arg;
+	for (int i = 0; i < 100; i++)
+		t[i] = jft_spawn(NULL, yield10, NULL);
+	for (int i = 0; i < 100; i++)
+		jft_join(t[i]);
+	CHECK_EQ(jf_stats_total(&s), 0);
+	CHECK_GE(s.yields, 1000);
+	CHECK_GE(s.spawns, 100);
+	CHECK_EQ(jf_stats_reset(), 0);
+	CHECK_EQ(jf_stats_total(&s), 0);
+	CHECK(s.switches < 50 && s.yields < 50 && s.spawns == 0);
+	CHECK_EQ(jf_stats_hist(-1, JF_HIST_RUN_LENGTH, &h), 0);
+	CHECK(h.count < 50);
+	for (int i = 0; i < 100; i++)
+		t[i] = jft_spawn(NULL, yield10, NULL);
+	for (int i = 0; i < 100; i++)
+		jft_join(t[i]);
+	CHECK_EQ(jf_stats_total(&s), 0);
+	CHECK_GE(s.yields, 1000);
+	CHECK_EQ(s.spawns, 100);
+	CHECK_EQ(jf_stats_hist(-1, JF_HIST_RUN_LENGTH, &h), 0);
+	CHECK_GE(h.count, 100);
+	return NULL;
+}
+
+/* --- lateness --------------------------------------------------------------------------------- */
+
+static int late_use_safepoints;
+
+static void *hog(void *arg)
+{
+	if (late_use_safepoints)
+		spin_safepoints_ns(50000000);
+	else
+		spin_ns(50000000);
+	return arg;
+}
+
+static void *main_late(void *arg)
+{
+	enum jf_hist_kind kind = *(enum jf_hist_kind *)arg;
+	struct jf_worker_stats s;
+	struct jf_hist h;
+	jf_thread_t *a, *b;
+
+	CHECK_EQ(jf_stats_reset(), 0);
+	a = jft_spawn(NULL, hog, NULL);
+	b = jft_spawn(NULL, hog, NULL);
+	jft_join(a);
+	jft_join(b);
+	CHECK_EQ(jf_stats_total(&s), 0);
+	CHECK_EQ(jf_stats_hist(-1, kind, &h), 0);
+	fprintf(stderr, "lateness %s: %" PRIu64 " preemptions, %" PRIu64 " recorded, p50 %" PRIu64
+		" ns\n", jf_hist_name(kind), s.preempts, h.count, jf_hist_percentile(&h, 50));
+	CHECK_GE(s.preempts, 5);
+	CHECK_GE(h.count, 5);
+	return NULL;
+}
+
+static void run_late(const char *mech, enum jf_hist_kind kind, int safepoints)
+{
+	struct jf_config cfg;
+
+	jft_config(&cfg, 1);
+	snprintf(cfg.preempt, sizeof(cfg.preempt), "%s", mech);
+	cfg.quantum_ns = 1000000;
+	late_use_safepoints = safepoints;
+	jft_run(&cfg, main_late, &kind);
+}
+
+/* --- jf_dump_threads() ----------------------------------------------------------------------- */
+
+static jf_mutex_t mx = JF_MUTEX_INITIALIZER;
+static jf_mutex_t cmx = JF_MUTEX_INITIALIZER;
+static jf_cond_t cv = JF_COND_INITIALIZER;
+static int cv_go;
+
+static void *mx_waiter(void *arg)
+{
+	jf_mutex_lock(&mx);
+	jf_mutex_unlock(&mx);
+	return arg;
+}
+
+static void *cv_waiter(void *arg)
+{
+	jf_mutex_lock(&cmx);
+	while (!cv_go)
+		jf_cond_wait(&cv, &cmx);
+	jf_mutex_unlock(&cmx);
+	return arg;
+}
+
+static void *sleeper(void *arg)
+{
+	jf_sleep_ns(300000000);
+	return arg;
+}
+
+static jf_thread_t *spawn_named(const char *name, jf_thread_fn fn)
+{
+	struct jf_attr attr;
+
+	jf_attr_init(&attr);
+	attr.name = name;
+	return jft_spawn(&attr, fn, NULL);
+}
+
+/* The line of @dump that names @name, copied to @line; 0 if none. */
+static int line_of(const char *dump, const char *name, char *line, size_t len)
+{
+	for (const char *p = dump; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)n, p);
+		if (strstr(buf, name)) {
+			snprintf(line, len, "%s", buf);
+			return 1;
+		}
+		p += n + (e != NULL);
+	}
+	return 0;
+}
+
+static char *dump(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CHECK(f != NULL);
+	CHECK_EQ(jf_dump_threads(f), 0);
+	fclose(f);
+	return buf;
+}
+
+static void *main_dump(void *arg)
+{
+	jf_thread_t *a, *b, *c;
+	char line[512], *out = NULL;
+	int settled = 0;
+
+	(void)arg;
+	jf_mutex_lock(&mx);
+	a = spawn_named("mx-waiter", mx_waiter);
+	b = spawn_named("cv-waiter", cv_waiter);
+	c = spawn_named("sleeper", sleeper);
+	for (int i = 0; i < 200 && !settled; i++) {
+		jf_sleep_ns(5000000);
+		free(out);
+		out = dump();
+		settled = line_of(out, "mx-waiter", line, sizeof(line)) && strstr(line, "mutex 0x") &&
+			  line_of(out, "cv-waiter", line, sizeof(line)) && strstr(line, "cond 0x") &&
+			  line_of(out, "sleeper", line, sizeof(line)) && strstr(line, "sleep");
+	}
+	fputs(out, stderr);
+	CHECK(settled);
+	CHECK(line_of(out, "mx-waiter", line, sizeof(line)));
+	CHECK_STR_CONTAINS(line, "blocked");
+	CHECK(line_of(out, "sleeper", line, sizeof(line)));
+	CHECK_STR_CONTAINS(line, "blocked");
+	CHECK(line_of(out, " main ", line, sizeof(line)));
+	CHECK_STR_CONTAINS(line, "running");
+	CHECK_STR_CONTAINS(out, "jiffy: 4 uthreads");
+	free(out);
+	jf_mutex_unlock(&mx);
+	jf_mutex_lock(&cmx);
+	cv_go = 1;
+	jf_cond_signal(&cv);
+	jf_mutex_unlock(&cmx);
+	jft_join(a);
+	jft_join(b);
+	jft_join(c);
+	CHECK_EQ(jf_dump_threads(NULL), -EINVAL);
+	return NULL;
+}
+
+/* --- subjects for check_monitor.sh ----------------------------------------------------------- */
+
+/* Named so that the stall report's backtrace can be checked for it (linked with -rdynamic). */
+__attribute__((noinline)) void jft_stalling_compute(uint64_t ns)
+{
+	spin_ns(ns);
+	__asm__ volatile("" ::: "memory"); /* not a tail call: keep this frame */
+}
+
+static void *staller(void *arg)
+{
+	jft_stalling_compute(300000000);
+	return arg;
+}
+
+static void *main_stall(void *arg)
+{
+	struct jf_attr attr;
+	jf_thread_t *a, *b;
+
+	(void)arg;
+	jf_attr_init(&attr);
+	attr.name = "the-staller";
+	a = jft_spawn(&attr, staller, NULL);
+	b = jft_spawn(NULL, quick, NULL); /* waits behind it */
+	jft_join(a);
+	jft_join(b);
+	return NULL;
+}
+
+static void *main_trace(void *arg)
+{
+	uint64_t end = jf_now_ns() + 300000000;
+	(void)arg;
+	while (jf_now_ns() < end) {
+		jf_thread_t *t = jft_spawn(NULL, yield10, NULL);
+		jft_join(t);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct jf_config cfg;
+
+	if (argc > 1) { /* environment-configured runs for check_monitor.sh */
+		jft_config(&cfg, 1);
+		jft_run(&cfg, strcmp(argv[1], "stall") == 0 ? main_stall : main_trace, NULL);
+		return 0;
+	}
+	check_layout();
+	CHECK_EQ(jf_stats_reset(), -ESRCH);
+	CHECK_EQ(jf_dump_threads(stderr), -ESRCH);
+
+	jft_config(&cfg, 1);
+	snprintf(cfg.preempt, sizeof(cfg.preempt), "none");
+	jft_run(&cfg, main_delay, NULL);
+
+	jft_config(&cfg, 2);
+	jft_run(&cfg, main_reset, NULL);
+
+	run_late("safepoint", JF_HIST_LATENESS_SAFEPOINT, 1);
+#if !defined(__SANITIZE_THREAD__)
+	run_late("timer", JF_HIST_LATENESS_SIGNAL, 0);
+#else
+	fprintf(stderr, "lateness late_signal: not checked under ThreadSanitizer, which does not "
+			"follow signal preemption (checked in the plain and ASan builds)\n");
+#endif
+
+	jft_config(&cfg, 2);
+	jft_run(&cfg, main_dump, NULL);
+	fprintf(stderr, "introspect: ok\n");
+	return 0;
+}
