@@ -31,6 +31,8 @@ want_pkg systemtap-sdt-dev /usr/include/x86_64-linux-gnu/sys/sdt.h
 want_pkg gdb gdb
 want_pkg valgrind valgrind
 want_pkg doxygen doxygen
+# tests/core/check_usdt.sh attaches bpftrace to the USDT probes.
+want_pkg bpftrace bpftrace
 
 if [[ "${1:-build}" == bench ]]; then
 	want_pkg libboost-fiber-dev /usr/include/boost/fiber/all.hpp
