@@ -25,7 +25,15 @@ if [[ -z $cargo_cmd ]]; then
 	exit 1
 fi
 
-(cd "$gosrc" && "$go_cmd" build -trimpath -o go-synth .) ||
+# --version of go-synth: the Jiffy version, from its only source (tokio-synth's build.rs reads the
+# same header).
+jiffy_version=$(awk '$1 == "#define" && $2 ~ /^JIFFY_VERSION_(MAJOR|MINOR|PATCH)$/ { v[$2] = $3 }
+	END { print v["JIFFY_VERSION_MAJOR"] "." v["JIFFY_VERSION_MINOR"] "." v["JIFFY_VERSION_PATCH"] }' \
+	"$root/include/jiffy/jiffy.h")
+[[ $jiffy_version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+	{ echo "build-peers: no JIFFY_VERSION_MAJOR/MINOR/PATCH in include/jiffy/jiffy.h" >&2; exit 1; }
+(cd "$gosrc" && "$go_cmd" build -trimpath -ldflags "-X main.jiffyVersion=$jiffy_version" \
+	-o go-synth .) ||
 	{ echo "build-peers: go build failed in $gosrc" >&2; exit 1; }
 "$cargo_cmd" build --release --locked --quiet -j "${JOBS:-2}" \
 	--manifest-path "$rssrc/Cargo.toml" --target-dir "$rssrc/target" ||

@@ -15,7 +15,8 @@
 # 2 ms SPIN through; bad values of the three flags exit 2 naming the flag and the value. Last,
 # --max-inflight of go-synth, tokio-synth and jiffy-synth: bad values exit 2 naming the flag and
 # the value, and a burst of 300 1 ms SPINs against 4 running handlers on one thread is shed (the
-# shed line, counted in dropped), after which the server still answers.
+# shed line, counted in dropped), after which the server still answers. First of all, the Go and
+# Tokio peers' command lines (--help, --version, both spellings, usage errors: test_cli.py).
 # ~20 s once built (a first, cold Cargo build of tokio adds ~15-60 s). Exit 0 when all passed.
 set -euo pipefail
 
@@ -28,6 +29,12 @@ mapfile -t bins < <("$root/scripts/build-peers.sh") || fail "scripts/build-peers
 ((${#bins[@]} == 2)) || fail "scripts/build-peers.sh printed ${#bins[@]} paths, expected 2"
 go_bin=${bins[0]}
 tokio_bin=${bins[1]}
+
+# The peers' command lines follow the C programs' rules where their languages allow
+# (tests/apps/test_cli.py; the C programs have their own cli.* tests).
+"$py" "$root/tests/apps/test_cli.py" go-synth "$go_bin" || fail "go-synth's command line (above)"
+"$py" "$root/tests/apps/test_cli.py" tokio-synth "$tokio_bin" ||
+	fail "tokio-synth's command line (above)"
 
 free_port() {
 	"$py" -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -45,7 +45,7 @@ func (g *inflight) done() {
 func parseMaxInflight(v string) (int64, error) {
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil || n < 1 || n > maxInflightMax {
-		return 0, fmt.Errorf("expected an integer in [1, %d]", maxInflightMax)
+		return 0, fmt.Errorf("expected an integer from 1 to %d", maxInflightMax)
 	}
 	return int64(n), nil
 }

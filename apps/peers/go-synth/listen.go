@@ -38,7 +38,7 @@ func (l *listenConfig) setBind(v string) error {
 	}
 	a, err := netip.ParseAddr(host)
 	if err != nil {
-		return fmt.Errorf("not a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, 0.0.0.0)")
+		return fmt.Errorf("expected a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, 0.0.0.0)")
 	}
 	l.addr, l.text = a, host
 	return nil
@@ -52,7 +52,7 @@ func (l *listenConfig) setProtected(v string) error {
 	case "no":
 		l.protect = false
 	default:
-		return fmt.Errorf("yes or no")
+		return fmt.Errorf("expected yes or no")
 	}
 	return nil
 }

@@ -90,9 +90,18 @@ func reader(conn *net.UDPConn) {
 }
 
 func main() {
-	port := flag.Int("port", 7000, "UDP port to listen on")
-	threads := flag.Int("threads", 1, "GOMAXPROCS: kernel threads running goroutines")
-	readers := flag.Int("readers", 1, "goroutines receiving on the socket")
+	var port, threads, readers uint64 = 7000, 1, 1
+	flag.Func("port", "`P`: the UDP port to listen on, 0..65535 (default 7000; 0 picks a free one)",
+		func(v string) error {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil || n > 65535 {
+				return fmt.Errorf("expected a port number from 0 to 65535")
+			}
+			port = n
+			return nil
+		})
+	uintFlag(&threads, "threads", 1, 1024, "`N`: GOMAXPROCS, the kernel threads running goroutines (default 1)")
+	uintFlag(&readers, "readers", 1, 1024, "`R`: goroutines receiving on the socket (default 1)")
 	lc := defaultListen()
 	flag.Func("bind", "`ADDR`: the numeric IPv4 or IPv6 address to listen on (default 127.0.0.1:\n"+
 		"loopback only; 0.0.0.0 or :: for every interface). The UDP protocol has no\n"+
@@ -101,15 +110,9 @@ func main() {
 	flag.Func("protected-mode", "`yes|no`: yes (default) refuses to start on a non-loopback address;\n"+
 		"no starts anyway, with a warning (docs/security.md)", lc.setProtected)
 	maxSpinUs := uint64(spinCapDefaultUs)
-	flag.Func("max-spin-us", "`US`: the longest SPIN a datagram may ask for, in microseconds\n"+
-		"(default 1000, max 10000000); longer ones get TOO_LARGE (docs/security.md)", func(v string) error {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil || n < 1 || n > spinCapMaxUs {
-			return fmt.Errorf("expected an integer in [1, %d]", spinCapMaxUs)
-		}
-		maxSpinUs = n
-		return nil
-	})
+	uintFlag(&maxSpinUs, "max-spin-us", 1, spinCapMaxUs,
+		"`US`: the longest SPIN a datagram may ask for, in microseconds\n"+
+			"(default 1000, max 10000000); longer ones get TOO_LARGE (docs/security.md)")
 	flag.Func("max-inflight", "`N`: handler goroutines running at once (default 4096, max 1000000);\n"+
 		"datagrams past it are dropped, counted in dropped (docs/security.md)", func(v string) error {
 		n, err := parseMaxInflight(v)
@@ -122,34 +125,26 @@ func main() {
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: go-synth [--port P] [--bind ADDR] "+
 			"[--protected-mode yes|no] [--max-spin-us US]\n"+
-			"                [--max-inflight N] [--threads N] [--readers R]\n")
+			"                [--max-inflight N] [--threads N] [--readers R] [--version]\n")
 		flag.PrintDefaults()
 	}
-	flag.Parse()
-	if flag.NArg() != 0 {
-		fmt.Fprintf(os.Stderr, "go-synth: unexpected argument %q\n", flag.Arg(0))
-		os.Exit(2)
-	}
-	if *port < 0 || *port > 65535 || *threads < 1 || *readers < 1 {
-		fmt.Fprintln(os.Stderr, "go-synth: --port must be 0..65535, --threads and --readers >= 1")
-		os.Exit(2)
-	}
+	parseCommandLine()
 	if err := lc.check(os.Stderr, "go-synth", openFrontEnd); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	maxSpinNs = maxSpinUs * 1000
-	runtime.GOMAXPROCS(*threads)
+	runtime.GOMAXPROCS(int(threads))
 
 	rate := calibrate()
 	fmt.Fprintf(os.Stderr, "go-synth: spin calibrated: %.1f iterations/us; GOMAXPROCS=%d readers=%d\n",
-		rate*1000, runtime.GOMAXPROCS(0), *readers)
+		rate*1000, runtime.GOMAXPROCS(0), readers)
 
-	network, laddr := lc.udpAddr(*port)
+	network, laddr := lc.udpAddr(int(port))
 	conn, err := net.ListenUDP(network, laddr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "go-synth: cannot listen on %s UDP port %d (--bind, --port): %v\n",
-			lc.text, *port, err)
+			lc.text, port, err)
 		os.Exit(1)
 	}
 	fmt.Fprintf(os.Stderr, "go-synth: listening on %s udp=%d; SPIN capped at %d us (--max-spin-us)\n",
@@ -157,7 +152,7 @@ func main() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 
-	for i := 0; i < *readers; i++ {
+	for i := uint64(0); i < readers; i++ {
 		go reader(conn)
 	}
 	fmt.Printf("READY go-synth udp=%d\n", conn.LocalAddr().(*net.UDPAddr).Port)

@@ -53,7 +53,7 @@ pub fn parse(v: &str) -> Result<u64, String> {
     match v.parse::<u64>() {
         Ok(n) if (1..=MAX).contains(&n) => Ok(n),
         _ => Err(format!(
-            "invalid value '{v}' for --max-inflight (expected an integer in [1, {MAX}])"
+            "--max-inflight: expected an integer from 1 to {MAX}, got '{v}'"
         )),
     }
 }

@@ -55,7 +55,7 @@ impl Listen {
             _ => v,
         };
         let bad =
-            || "not a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, 0.0.0.0)".to_string();
+            || "expected a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, 0.0.0.0)".to_string();
         let (ip, scope_id) = match host.split_once('%') {
             Some((a, zone)) => {
                 let a: Ipv6Addr = a.parse().map_err(|_| bad())?;
@@ -76,7 +76,7 @@ impl Listen {
         self.protect = match v {
             "yes" => true,
             "no" => false,
-            _ => return Err("yes or no".to_string()),
+            _ => return Err("expected yes or no".to_string()),
         };
         Ok(())
     }

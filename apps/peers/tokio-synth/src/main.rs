@@ -65,9 +65,31 @@ const USAGE: &str = "usage: tokio-synth [--port P] [--bind ADDR] [--protected-mo
     1000000); datagrams past it are dropped, counted in dropped\n                    \
     (docs/security.md)\n  \
     --threads N       1: current_thread runtime (default); N > 1: multi-thread runtime,\n                    \
-    N workers";
+    N workers (max 1024)\n  \
+    -h, --help        this text\n  \
+    --version         the program's name and the Jiffy version it belongs to";
 
-fn parse_args() -> Result<Option<Opts>, String> {
+/// What the command line asks for.
+enum Cmd {
+    Run(Opts),
+    Help,
+    Version,
+}
+
+/// An integer in [lo, hi] for `flag`; the error is the C programs' (apps/common/flags.h).
+fn int_in(flag: &str, v: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    match v.parse::<u64>() {
+        Ok(n) if (lo..=hi).contains(&n) && !v.starts_with('+') => Ok(n),
+        _ => Err(format!(
+            "{flag}: expected an integer from {lo} to {hi}, got '{v}'"
+        )),
+    }
+}
+
+/// The command line, as the C programs read theirs (apps/common/flags.h): `--flag value` and
+/// `--flag=value`; --help (-h) and --version; an error is "--flag: problem" (main adds the
+/// program's name and exits 2). Like go-synth, a long flag may also have one dash (`-port`).
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Cmd, String> {
     let mut o = Opts {
         port: 7000,
         threads: 1,
@@ -75,64 +97,64 @@ fn parse_args() -> Result<Option<Opts>, String> {
         max_spin_us: SPIN_CAP_DEFAULT_US,
         max_inflight: inflight::DEFAULT,
     };
-    let mut args = std::env::args().skip(1);
+    let mut args = args;
     while let Some(a) = args.next() {
-        let (name, inline) = match a.split_once('=') {
+        let (word, inline) = match a.split_once('=') {
             Some((n, v)) => (n.to_string(), Some(v.to_string())),
             None => (a.clone(), None),
         };
-        let mut value = |name: &str| -> Result<String, String> {
+        let flag = match word.strip_prefix("--").or_else(|| word.strip_prefix('-')) {
+            Some(n) if !n.is_empty() && !n.starts_with('-') => format!("--{n}"),
+            _ => {
+                return Err(format!(
+                    "unexpected argument '{a}' (this program takes only flags; see --help)"
+                ))
+            }
+        };
+        let mut value = || -> Result<String, String> {
             inline
                 .clone()
                 .or_else(|| args.next())
-                .ok_or_else(|| format!("{name} needs a value"))
+                .ok_or_else(|| format!("{flag}: needs a value (see --help)"))
         };
-        match name.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--port" | "-port" => {
-                let v = value("--port")?;
-                o.port = v
-                    .parse()
-                    .map_err(|_| format!("--port: not a port number: {v:?}"))?;
+        match flag.as_str() {
+            "--h" | "--help" | "--version" => {
+                if let Some(v) = &inline {
+                    return Err(format!("{flag}: takes no value, got '{v}'"));
+                }
+                return Ok(if flag == "--version" {
+                    Cmd::Version
+                } else {
+                    Cmd::Help
+                });
             }
-            "--bind" | "-bind" => {
-                let v = value("--bind")?;
+            "--port" => {
+                let v = value()?;
+                o.port = int_in("--port", &v, 0, 65535).map_err(|_| {
+                    format!("--port: expected a port number from 0 to 65535, got '{v}'")
+                })? as u16;
+            }
+            "--bind" => {
+                let v = value()?;
                 o.listen
                     .set_bind(&v)
-                    .map_err(|e| format!("invalid value '{v}' for --bind: {e}"))?;
+                    .map_err(|e| format!("--bind: {e}, got '{v}'"))?;
             }
-            "--protected-mode" | "-protected-mode" => {
-                let v = value("--protected-mode")?;
+            "--protected-mode" => {
+                let v = value()?;
                 o.listen
                     .set_protected(&v)
-                    .map_err(|e| format!("invalid value '{v}' for --protected-mode ({e})"))?;
+                    .map_err(|e| format!("--protected-mode: {e}, got '{v}'"))?;
             }
-            "--max-spin-us" | "-max-spin-us" => {
-                let v = value("--max-spin-us")?;
-                o.max_spin_us = match v.parse::<u64>() {
-                    Ok(n) if (1..=SPIN_CAP_MAX_US).contains(&n) => n,
-                    _ => {
-                        return Err(format!(
-                            "invalid value '{v}' for --max-spin-us (expected an integer in \
-                             [1, {SPIN_CAP_MAX_US}])"
-                        ))
-                    }
-                };
+            "--max-spin-us" => {
+                o.max_spin_us = int_in("--max-spin-us", &value()?, 1, SPIN_CAP_MAX_US)?;
             }
-            "--max-inflight" | "-max-inflight" => {
-                o.max_inflight = inflight::parse(&value("--max-inflight")?)?;
-            }
-            "--threads" | "-threads" => {
-                let v = value("--threads")?;
-                o.threads = match v.parse::<usize>() {
-                    Ok(n) if n >= 1 => n,
-                    _ => return Err(format!("--threads: not a positive integer: {v:?}")),
-                };
-            }
-            _ => return Err(format!("unknown argument {a:?}")),
+            "--max-inflight" => o.max_inflight = inflight::parse(&value()?)?,
+            "--threads" => o.threads = int_in("--threads", &value()?, 1, 1024)? as usize,
+            _ => return Err(format!("{flag}: unknown flag (see --help)")),
         }
     }
-    Ok(Some(o))
+    Ok(Cmd::Run(o))
 }
 
 async fn serve(
@@ -246,14 +268,18 @@ async fn run(o: Opts) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let o = match parse_args() {
-        Ok(Some(o)) => o,
-        Ok(None) => {
+    let o = match parse_args(std::env::args().skip(1)) {
+        Ok(Cmd::Run(o)) => o,
+        Ok(Cmd::Help) => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
         }
+        Ok(Cmd::Version) => {
+            println!("tokio-synth (Jiffy) {}", env!("JIFFY_VERSION"));
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
-            eprintln!("tokio-synth: {e}\n{USAGE}");
+            eprintln!("tokio-synth: {e}");
             return ExitCode::from(2);
         }
     };
@@ -301,6 +327,67 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("tokio-synth: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cmd, String> {
+        parse_args(args.iter().map(|a| a.to_string()))
+    }
+
+    #[test]
+    fn both_spellings_and_the_single_dash_form() {
+        for args in [
+            &["--port=7001"][..],
+            &["--port", "7001"],
+            &["-port", "7001"],
+            &["-port=7001"],
+        ] {
+            match parse(args) {
+                Ok(Cmd::Run(o)) => assert_eq!(o.port, 7001, "{args:?}"),
+                _ => panic!("{args:?} refused"),
+            }
+        }
+        assert!(matches!(parse(&["--help"]), Ok(Cmd::Help)));
+        assert!(matches!(parse(&["-h"]), Ok(Cmd::Help)));
+        assert!(matches!(parse(&["--version"]), Ok(Cmd::Version)));
+    }
+
+    #[test]
+    fn usage_errors_name_the_flag() {
+        for (args, want) in [
+            (
+                &["--port=x"][..],
+                "--port: expected a port number from 0 to 65535, got 'x'",
+            ),
+            (
+                &["--port", "65536"],
+                "--port: expected a port number from 0 to 65535, got '65536'",
+            ),
+            (
+                &["--threads", "+2"],
+                "--threads: expected an integer from 1 to 1024, got '+2'",
+            ),
+            (&["--port"], "--port: needs a value (see --help)"),
+            (&["--bogus=1"], "--bogus: unknown flag (see --help)"),
+            (&["--version=1"], "--version: takes no value, got '1'"),
+            (
+                &["--protected-mode", "maybe"],
+                "--protected-mode: expected yes or no, got 'maybe'",
+            ),
+            (
+                &["stray"],
+                "unexpected argument 'stray' (this program takes only flags; see --help)",
+            ),
+        ] {
+            match parse(args) {
+                Err(e) => assert_eq!(e, want, "{args:?}"),
+                Ok(_) => panic!("{args:?} accepted"),
+            }
         }
     }
 }
