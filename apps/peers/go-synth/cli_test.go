@@ -1,3 +1,4 @@
+// cli_test.go - usageError against the flag package's real messages (cli.go).
 package main
 
 import (
