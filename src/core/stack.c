@@ -96,6 +96,34 @@ static void vg_deregister(struct jf_thread *t)
 #endif
 }
 
+/* The worker's own pthread stack (its scheduler loop), registered as well: when a uthread stack
+ * lies within 2 MB of it, Valgrind would otherwise take a switch between the two for a frame
+ * pushed or popped and mark the other stack's saved registers undefined. */
+#if defined(JF_HAVE_VALGRIND)
+static __thread unsigned vg_worker_stack_id;
+#endif
+
+static void vg_register_worker(struct worker *w)
+{
+#if defined(JF_HAVE_VALGRIND)
+	char *lo = w->pthread_stack_lo;
+
+	if (lo && w->pthread_stack_size)
+		vg_worker_stack_id = VALGRIND_STACK_REGISTER(lo, lo + w->pthread_stack_size - 1);
+#else
+	(void)w;
+#endif
+}
+
+static void vg_deregister_worker(void)
+{
+#if defined(JF_HAVE_VALGRIND)
+	if (vg_worker_stack_id)
+		VALGRIND_STACK_DEREGISTER(vg_worker_stack_id);
+	vg_worker_stack_id = 0;
+#endif
+}
+
 void *jf_stack_top(struct jf_thread *t)
 {
 	return (void *)t;
@@ -337,6 +365,7 @@ int jf_stack_worker_init(struct worker *w)
 	size_t min = (size_t)getauxval(AT_MINSIGSTKSZ);
 	size_t size = 64 * 1024;
 
+	vg_register_worker(w);
 	if (min * 4 > size)
 		size = min * 4;
 	w->altstack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -360,6 +389,7 @@ void jf_stack_worker_fini(struct worker *w)
 {
 	stack_t ss;
 
+	vg_deregister_worker();
 	if (!w->altstack)
 		return;
 	memset(&ss, 0, sizeof(ss));
