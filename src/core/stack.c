@@ -100,7 +100,7 @@ static void vg_deregister(struct jf_thread *t)
  * lies within 2 MB of it, Valgrind would otherwise take a switch between the two for a frame
  * pushed or popped and mark the other stack's saved registers undefined. */
 #if defined(JF_HAVE_VALGRIND)
-static __thread unsigned vg_worker_stack_id;
+static __thread unsigned vg_worker_stack_id; /* 0: none (Valgrind's own main stack has id 0) */
 #endif
 
 static void vg_register_worker(struct worker *w)

@@ -377,6 +377,28 @@ def _drop_frames(text, upto):
     return "\n".join(out)
 
 
+class _KeepSelection:
+    """Restores the selected thread and frame level that the user had."""
+
+    def __enter__(self):
+        self.thread = gdb.selected_thread()
+        try:
+            self.level = gdb.selected_frame().level()
+        except gdb.error:
+            self.level = None
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            if self.thread is not None and self.thread.is_valid():
+                self.thread.switch()
+                if self.level:
+                    gdb.execute("frame %d" % self.level, to_string=True)
+        except gdb.error:
+            pass
+        return False
+
+
 def _bt_switched_out(u, bt_args):
     th = gdb.selected_thread()
     if th is None:
@@ -387,14 +409,15 @@ def _bt_switched_out(u, bt_args):
     frame0 = gdb.newest_frame()
     sp0 = int(frame0.read_register("rsp"))
     pc0 = int(frame0.read_register("rip"))
-    _unwinder.armed = (sp0, pc0, u.sp, regs)
-    _unwinder.level = None
-    try:
-        gdb.invalidate_cached_frames()
-        text = gdb.execute("backtrace %s" % bt_args, to_string=True)
-    finally:
-        _unwinder.armed = None
-        gdb.invalidate_cached_frames()
+    with _KeepSelection():
+        _unwinder.armed = (sp0, pc0, u.sp, regs)
+        _unwinder.level = None
+        try:
+            gdb.invalidate_cached_frames()
+            text = gdb.execute("backtrace %s" % bt_args, to_string=True)
+        finally:
+            _unwinder.armed = None
+            gdb.invalidate_cached_frames()
     if _unwinder.level is None:
         raise _Err("jiffy: the unwinder was not reached (frame 0 of thread %d unwound "
                    "differently); cannot show uthread %d" % (th.num, u.id))
@@ -419,13 +442,9 @@ def _bt(arg, from_tty):
                        (head, u.worker, lwp))
         print("%s: running on worker %d, the stack of gdb thread %d (LWP %d):" %
               (head, u.worker, th.num, lwp))
-        orig = gdb.selected_thread()
-        try:
+        with _KeepSelection():
             th.switch()
             gdb.execute("backtrace %s" % bt_args)
-        finally:
-            if orig is not None and orig.is_valid():
-                orig.switch()
         return
     regs = _saved_registers(u.sp)
     if _symbol_at(int(regs["rip"])) == "jf_ctx_start":
@@ -435,6 +454,9 @@ def _bt(arg, from_tty):
         print("%s: has not run yet; it will start in %s (arg %#x)" %
               (head, _symbol_at(fn) or "%#x" % fn, int(u.v["arg"])))
         return
+    if int(u.v["on_cpu"]):
+        print("jiffy: warning: uthread %d is still on a CPU (its worker is switching it out "
+              "right now): the registers below may be from its previous switch" % u.id)
     print("%s: switched out, registers saved at %#x:" % (head, u.sp))
     print(_bt_switched_out(u, bt_args))
 
@@ -483,16 +505,19 @@ class _Cmd(gdb.Command):
             raise gdb.GdbError("jiffy: cannot read the inferior's memory: %s" % e)
 
 
-_Cmd("jiffy", None, "Jiffy uthreads: jiffy threads, jiffy bt ID|NAME, jiffy workers.",
+_Cmd("jiffy", None, "Jiffy uthreads and workers (tools/gdb/jiffy-gdb.py, docs/debugging.md).",
      prefix=True)
 _Cmd("jiffy threads", _threads,
-     "List every uthread: id, name, state, worker (running on, else last ran on), policy class,\n"
-     "how long it has been in that state, and where it is blocked or why it is runnable.",
+     "List every uthread, with its state and where it waits.\n"
+     "Columns: id, name, state, worker (running on, else last ran on), policy class, how long\n"
+     "it has been in that state, where it is blocked or why it is runnable.",
      gdb.COMMAND_STATUS)
-_Cmd("info uthreads", _threads, "Same as `jiffy threads`.", gdb.COMMAND_STATUS)
+_Cmd("info uthreads", _threads, "List every Jiffy uthread (the same as `jiffy threads`).",
+     gdb.COMMAND_STATUS)
 _Cmd("jiffy bt", _bt,
-     "jiffy bt ID|NAME [backtrace options]: the backtrace of one uthread. A running uthread's is\n"
-     "its worker's kernel thread's; a switched-out one's is unwound from the registers it saved.")
+     "Backtrace of one uthread: jiffy bt ID|NAME [backtrace options].\n"
+     "A running uthread's backtrace is its worker's kernel thread's; a switched-out one's is\n"
+     "unwound from the registers it saved on its stack (also in a core file).")
 _Cmd("jiffy workers", _workers,
-     "List the workers: id, LWP, gdb thread, whether running/spinning/parked, what they run.",
+     "List the workers: id, LWP, gdb thread, state (running, spinning, parked), what runs.",
      gdb.COMMAND_STATUS)
