@@ -56,11 +56,13 @@ struct jf_policy_tunables {
 /** jf_policy_tunables_default() - the papers' defaults (quantum 100 us). */
 JF_API void jf_policy_tunables_default(struct jf_policy_tunables *t);
 
+/** JF_POLICY_NAME_MAX - bytes of struct jf_config's policy name, its terminating NUL included. */
 #define JF_POLICY_NAME_MAX 32
-/* struct jf_config.grace_ns: leave the grace period to the mechanism (see there). */
+/** JF_GRACE_DEFAULT - jf_config.grace_ns: leave the grace period to the mechanism (see there). */
 #define JF_GRACE_DEFAULT UINT64_MAX
-/* jf_config.quantum_ns: the mechanism's own (jf_config_default() sets it). */
+/** JF_QUANTUM_DEFAULT - jf_config.quantum_ns: the mechanism's own (jf_config_default() sets it). */
 #define JF_QUANTUM_DEFAULT UINT64_MAX
+/** JF_MAX_WORKERS - the most workers a runtime may have (jf_config.workers, JIFFY_WORKERS). */
 #define JF_MAX_WORKERS 256
 
 /**
@@ -146,6 +148,7 @@ JF_API void jf_config_default(struct jf_config *cfg);
 
 /**
  * jf_config_apply_env() - override fields of @cfg from JIFFY_* environment variables.
+ * @cfg: the configuration to change (jf_config_default()'s, or one the caller filled).
  * @err, @errlen: receive a message naming the bad variable and value on failure (may be NULL).
  *
  * Return: 0, or -EINVAL if a variable is set to a value that cannot be used; @cfg is then left

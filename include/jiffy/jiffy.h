@@ -8,17 +8,21 @@
 #include <jiffy/export.h>
 
 /* The version of these headers (semantic versioning; CHANGELOG.md). The build reads it from
- * here: these three lines are the only place it is written. */
+ * here: the three "#define JIFFY_VERSION_<PART> N" lines are the only place it is written (keep
+ * each alone on its line: CMake and the scripts match it exactly). */
+/** JIFFY_VERSION_MAJOR - the major version (0: the API may still change in a minor release). */
 #define JIFFY_VERSION_MAJOR 0
+/** JIFFY_VERSION_MINOR - the minor version. */
 #define JIFFY_VERSION_MINOR 1
+/** JIFFY_VERSION_PATCH - the patch version. */
 #define JIFFY_VERSION_PATCH 0
 #define JIFFY__STR2(x) #x
 #define JIFFY__STR(x) JIFFY__STR2(x)
-/* "MAJOR.MINOR.PATCH" */
+/** JIFFY_VERSION - the version of these headers as a string, "MAJOR.MINOR.PATCH". */
 #define JIFFY_VERSION                                                                              \
 	JIFFY__STR(JIFFY_VERSION_MAJOR) "." JIFFY__STR(JIFFY_VERSION_MINOR) "." JIFFY__STR(         \
 		JIFFY_VERSION_PATCH)
-/* One number that orders versions: MAJOR * 10000 + MINOR * 100 + PATCH. */
+/** JIFFY_VERSION_NUMBER - one number that orders versions: MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define JIFFY_VERSION_NUMBER                                                                       \
 	(JIFFY_VERSION_MAJOR * 10000 + JIFFY_VERSION_MINOR * 100 + JIFFY_VERSION_PATCH)
 

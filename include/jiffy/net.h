@@ -29,36 +29,58 @@
 extern "C" {
 #endif
 
+/** JF_NO_TIMEOUT - a timeout_ns that waits for ever (every value < 0 does). */
 #define JF_NO_TIMEOUT ((int64_t)-1)
 
-/* socket(2), made non-blocking and close-on-exec, registered with the netpoller. */
+/** jf_socket() - socket(2), made non-blocking and close-on-exec, registered with the netpoller. */
 JF_API int jf_socket(int domain, int type, int protocol);
-/* Adopt a descriptor made elsewhere (pipe, eventfd, accepted by hand): make it non-blocking and
- * register it. Return 0, or -1 with errno (EBADF, EEXIST if already registered, EPERM for
- * regular files, which epoll cannot watch). */
+/**
+ * jf_fd_register() - adopt a descriptor made elsewhere (pipe, eventfd, accepted by hand): make
+ * @fd non-blocking and register it.
+ * Return: 0, or -1 with errno (EBADF, EEXIST if already registered, EPERM for regular files,
+ * which epoll cannot watch).
+ */
 JF_API int jf_fd_register(int fd);
-/* Wait until @fd is readable (@events = POLLIN) and/or writable (POLLOUT). Return the ready
- * subset of @events (POLLIN/POLLOUT, POLLHUP/POLLERR folded into both), or -1 with errno. */
+/**
+ * jf_fd_wait() - wait until @fd is readable (@events = POLLIN) and/or writable (POLLOUT), at
+ * most @timeout_ns.
+ * Return: the ready subset of @events (POLLIN/POLLOUT, POLLHUP/POLLERR folded into both), or -1
+ * with errno.
+ */
 JF_API int jf_fd_wait(int fd, int events, int64_t timeout_ns);
-/* Deregister and close(2). Uthreads waiting on @fd wake with EBADF. */
+/** jf_close() - deregister @fd and close(2) it. Uthreads waiting on @fd wake with EBADF. */
 JF_API int jf_close(int fd);
 
-/* bind(2) and listen(2) never block; these are here so a server needs only this header. */
+/** jf_bind() - bind(2), which never blocks: here so that a server needs only this header. */
 JF_API int jf_bind(int fd, const struct sockaddr *addr, socklen_t len);
+/** jf_listen() - listen(2), which never blocks: here so that a server needs only this header. */
 JF_API int jf_listen(int fd, int backlog);
-/* accept4(2): the new descriptor comes back non-blocking, close-on-exec and registered. */
+/**
+ * jf_accept() - accept4(2), waiting at most @timeout_ns for a connection: the new descriptor
+ * comes back non-blocking, close-on-exec and registered.
+ */
 JF_API int jf_accept(int fd, struct sockaddr *addr, socklen_t *len, int64_t timeout_ns);
-/* connect(2): waits for a non-blocking connect to finish; its error comes back in errno. */
+/**
+ * jf_connect() - connect(2): waits at most @timeout_ns for a non-blocking connect to finish;
+ * its error comes back in errno.
+ */
 JF_API int jf_connect(int fd, const struct sockaddr *addr, socklen_t len, int64_t timeout_ns);
 
+/** jf_read() - read(2), waiting at most @timeout_ns for @fd to have data. */
 JF_API ssize_t jf_read(int fd, void *buf, size_t len, int64_t timeout_ns);
-/* write(2)/send(2) on a stream: waits until all @len bytes are written (or error/timeout; then
- * the bytes already written are returned if any, else -1). */
+/**
+ * jf_write() - write(2) on a stream: waits until all @len bytes are written, or an error or the
+ * timeout; then the bytes already written are returned if any, else -1.
+ */
 JF_API ssize_t jf_write(int fd, const void *buf, size_t len, int64_t timeout_ns);
+/** jf_recv() - recv(2), waiting at most @timeout_ns for @fd to have data. */
 JF_API ssize_t jf_recv(int fd, void *buf, size_t len, int flags, int64_t timeout_ns);
+/** jf_send() - send(2) with @flags, on a stream: all @len bytes, as jf_write() writes them. */
 JF_API ssize_t jf_send(int fd, const void *buf, size_t len, int flags, int64_t timeout_ns);
+/** jf_recvfrom() - recvfrom(2), waiting at most @timeout_ns for a datagram (or data). */
 JF_API ssize_t jf_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *src,
 		    socklen_t *srclen, int64_t timeout_ns);
+/** jf_sendto() - sendto(2), waiting at most @timeout_ns for room in the socket's buffer. */
 JF_API ssize_t jf_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *dst,
 		  socklen_t dstlen, int64_t timeout_ns);
 

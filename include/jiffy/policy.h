@@ -40,7 +40,7 @@ enum jf_enqueue_reason {
 	JF_ENQ_NR_REASONS
 };
 
-/* Bytes of per-task storage a policy may use (links, virtual runtime, deadlines, ...). */
+/** JF_TASK_POLICY_DATA - bytes of per-task storage a policy may use (links, vruntime, ...). */
 #define JF_TASK_POLICY_DATA 64
 
 /**
@@ -53,6 +53,7 @@ enum jf_enqueue_reason {
  * @runnable_ns:  when it last became runnable (only with JF_POLICY_NEEDS_TIME).
  * @started_ns:   when it started its current run (only with JF_POLICY_NEEDS_TIME).
  * @ran_ns:       CPU time used so far (only with JF_POLICY_NEEDS_TIME).
+ * @policy_data:  the policy's own per-task storage (task_data_size bytes of it are used).
  */
 struct jf_task {
 	uint64_t id;
@@ -86,6 +87,10 @@ struct jf_policy_params {
 /**
  * struct jf_policy_ops - one table per policy. Optional ops may be NULL.
  *
+ * @name:        (required) what JIFFY_POLICY and jf_policy_find() select it by.
+ * @summary:     one line on what it does, for people (optional).
+ * @flags:       JF_POLICY_NEEDS_TIME, JF_POLICY_CENTRAL.
+ * @task_data_size: bytes of struct jf_task's policy_data it uses (at most JF_TASK_POLICY_DATA).
  * @init:        (required) allocate state in p->priv. Return 0 or -errno. Called once, before any
  *               worker runs; the only op allowed to allocate memory besides destroy's freeing.
  * @destroy:     (required) free p->priv. No task is queued any more, or the queued ones are being
@@ -148,7 +153,12 @@ struct jf_policy_ops {
 	void (*dispatch)(struct jf_policy *p, uint64_t now);
 };
 
-/** struct jf_policy - an instance: its ops, its private state, its parameters. */
+/**
+ * struct jf_policy - an instance: its ops, its private state, its parameters.
+ * @ops:    the policy's table.
+ * @priv:   its state (set by init, freed by destroy).
+ * @params: what it was configured with.
+ */
 struct jf_policy {
 	const struct jf_policy_ops *ops;
 	void *priv;

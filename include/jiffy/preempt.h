@@ -111,6 +111,7 @@ JF_API const char *jf_preempt_mechanism(void);
 
 /**
  * jf_preempt_available() - whether mechanism @name can run on this machine and kernel.
+ * @name: a JIFFY_PREEMPT value ("timer", "deadline", ...).
  * @why, @len: receive the reason when it cannot (e.g. uintr: "the CPU has no UINTR feature").
  * Return: 1 available, 0 unavailable, -EINVAL unknown name.
  */

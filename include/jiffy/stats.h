@@ -74,8 +74,11 @@ struct jf_worker_stats {
  * below 16 ns, then 16 buckets per power of two (a bucket is at most 1/16 = 6.25 % wide) up to
  * 2^40 ns (18 minutes); longer values land in the last bucket.
  */
+/** JF_HIST_SUB_BITS - log2 of the buckets per power of two (16). */
 #define JF_HIST_SUB_BITS 4
+/** JF_HIST_MAX_BITS - log2 of the largest value a bucket of its own holds (2^40 ns). */
 #define JF_HIST_MAX_BITS 40
+/** JF_HIST_BUCKETS - the buckets of one histogram (struct jf_hist.buckets). */
 #define JF_HIST_BUCKETS (((JF_HIST_MAX_BITS - JF_HIST_SUB_BITS) + 1) << JF_HIST_SUB_BITS)
 
 /**

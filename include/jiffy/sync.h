@@ -22,12 +22,13 @@ extern "C" {
 
 struct jf_thread;
 
-/* A FIFO of blocked uthreads (private). */
+/** struct jf_waitq - a FIFO of blocked uthreads (private: the objects below embed it). */
 struct jf_waitq {
-	struct jf_thread *head;
-	struct jf_thread *tail;
+	struct jf_thread *head; /* private */
+	struct jf_thread *tail; /* private */
 };
 
+/** struct jf_mutex - a mutex that blocks the uthread; ownership goes to waiters in FIFO order. */
 typedef struct jf_mutex {
 	uint32_t state;          /* private: 0 free, 1 locked, 3 locked with waiters */
 	uint32_t lock;           /* private: spinlock protecting waiters */
@@ -35,23 +36,29 @@ typedef struct jf_mutex {
 	struct jf_waitq waiters; /* private */
 } jf_mutex_t;
 
+/** struct jf_cond - a condition variable, used with a jf_mutex_t. */
 typedef struct jf_cond {
 	uint32_t lock; /* private */
-	uint32_t pad_;
+	uint32_t pad_; /* private: padding */
 	struct jf_waitq waiters; /* private */
 } jf_cond_t;
 
+/** struct jf_waitgroup - a counter that uthreads can wait to reach zero (Go's sync.WaitGroup). */
 typedef struct jf_waitgroup {
 	int64_t count; /* private */
 	uint32_t lock; /* private */
-	uint32_t pad_;
+	uint32_t pad_; /* private: padding */
 	struct jf_waitq waiters; /* private */
 } jf_waitgroup_t;
 
+/** JF_MUTEX_INITIALIZER - an unlocked jf_mutex_t, for static initialisation (as zeroes are). */
 #define JF_MUTEX_INITIALIZER {0, 0, 0, {0, 0}}
+/** JF_COND_INITIALIZER - a jf_cond_t without waiters, for static initialisation. */
 #define JF_COND_INITIALIZER {0, 0, {0, 0}}
+/** JF_WAITGROUP_INITIALIZER - a jf_waitgroup_t at 0, for static initialisation. */
 #define JF_WAITGROUP_INITIALIZER {0, 0, 0, {0, 0}}
 
+/** jf_mutex_init() - make @m an unlocked mutex (what zero-initialising it does). */
 JF_API void jf_mutex_init(jf_mutex_t *m);
 /** jf_mutex_lock() - acquire; blocks the uthread. Ownership is handed to waiters in FIFO order. */
 JF_API void jf_mutex_lock(jf_mutex_t *m);
@@ -61,6 +68,7 @@ JF_API int jf_mutex_trylock(jf_mutex_t *m);
  * caller does not hold it. */
 JF_API int jf_mutex_unlock(jf_mutex_t *m);
 
+/** jf_cond_init() - make @c a condition variable without waiters (what zeroes are). */
 JF_API void jf_cond_init(jf_cond_t *c);
 /** jf_cond_wait() - atomically release @m and wait for a signal, then re-acquire @m.
  * Return: 0; -EPERM if the caller does not hold @m. Spurious wakeups do not happen, but callers
@@ -74,6 +82,7 @@ JF_API void jf_cond_signal(jf_cond_t *c);
 /** jf_cond_broadcast() - wake every waiter. */
 JF_API void jf_cond_broadcast(jf_cond_t *c);
 
+/** jf_waitgroup_init() - set @wg's counter to 0 (what zeroes are). */
 JF_API void jf_waitgroup_init(jf_waitgroup_t *wg);
 /** jf_waitgroup_add() - add @n (may be negative) to the counter; waiters wake when it reaches 0.
  * Return: 0; -EINVAL if the counter would become negative (it is left unchanged). */

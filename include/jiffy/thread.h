@@ -40,7 +40,9 @@
 #define JF_NORETURN [[noreturn]]
 #define JF_ALIGNAS(n) alignas(n)
 #else
+/** JF_NORETURN - _Noreturn in C, [[noreturn]] in C++. */
 #define JF_NORETURN _Noreturn
+/** JF_ALIGNAS() - _Alignas(@n) in C, alignas(@n) in C++. */
 #define JF_ALIGNAS(n) _Alignas(n)
 #endif
 
@@ -79,6 +81,11 @@ static inline int *jf_errno_location(void)
 	!defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) /* they cannot instrument %fs: accesses */
 #define errno (*(int __seg_fs *)jf__errno_offset())
 #else
+/**
+ * errno - the errno of the kernel thread running the caller at the moment of each access, never
+ * one a migrated uthread left behind (see the top of this header; JIFFY_NO_ERRNO_MACRO keeps
+ * glibc's). In GNU C it is an %fs-relative lvalue, elsewhere this function form.
+ */
 #define errno (*jf_errno_location())
 #endif
 #endif
@@ -86,8 +93,10 @@ static inline int *jf_errno_location(void)
 /** Opaque handle of a uthread; valid until it has been joined, or until it exits if detached. */
 typedef struct jf_thread jf_thread_t;
 
+/** typedef jf_thread_fn - a uthread's function: takes the spawn's argument, returns its result. */
 typedef void *(*jf_thread_fn)(void *arg);
 
+/** JF_THREAD_NAME_MAX - bytes of a uthread's name that are kept, the terminating NUL included. */
 #define JF_THREAD_NAME_MAX 24
 
 /**
@@ -127,6 +136,8 @@ JF_API void jf_attr_init(struct jf_attr *attr);
 /**
  * jf_run() - start the runtime, run @main_fn(@arg) as the first uthread, shut down.
  * @cfg:    configuration; NULL means defaults overridden by the JIFFY_* environment.
+ * @main_fn: the first uthread's function.
+ * @arg:    its argument.
  * @retval: receives @main_fn's return value (may be NULL).
  *
  * Returns when @main_fn returns (or calls jf_exit()). Shutdown stops every worker at its next
@@ -143,6 +154,8 @@ JF_API int jf_run(const struct jf_config *cfg, jf_thread_fn main_fn, void *arg, 
  * jf_spawn() - create a runnable uthread running @fn(@arg).
  * @out:  receives the handle (may be NULL only with attr->detached).
  * @attr: NULL for defaults.
+ * @fn:   its function.
+ * @arg:  the argument @fn gets.
  * May be called from a uthread. Return: 0; -EPERM outside the runtime; -EINVAL for a bad
  * attribute (stack smaller than 16 KiB, worker out of range); -ENOMEM.
  */
@@ -194,12 +207,15 @@ JF_API int jf_worker_id(void);
 JF_API int jf_nworkers(void);
 
 /**
- * jf_thread_get_sched_attr() / jf_thread_set_sched_attr() - policy attributes of @t.
- * A change takes effect when @t is next handed to the policy (it is woken, yields, blocks or is
- * preempted; for the caller itself: from its next such point); get returns the latest set.
- * set: 0; -EINVAL for a NULL argument, a worker out of range, or no runtime.
+ * jf_thread_get_sched_attr() - the policy attributes of @t, the latest set, into @out.
  */
 JF_API void jf_thread_get_sched_attr(const jf_thread_t *t, struct jf_sched_attr *out);
+/**
+ * jf_thread_set_sched_attr() - change the policy attributes of @t to @attr.
+ * A change takes effect when @t is next handed to the policy (it is woken, yields, blocks or is
+ * preempted; for the caller itself: from its next such point).
+ * Return: 0; -EINVAL for a NULL argument, a worker out of range, or no runtime.
+ */
 JF_API int jf_thread_set_sched_attr(jf_thread_t *t, const struct jf_sched_attr *attr);
 
 #ifdef __cplusplus
