@@ -10,6 +10,8 @@
 #                  idle-spin measurement, the preemption benchmarks and the wakeup-latency
 #                  benchmark per policy (schbench)
 #   make calibrate jiffy-calibrate: the smallest quantum per mechanism on this machine
+#   make docs      the API reference (HTML in build/docs/html) from the public headers' kernel-doc
+#                  comments, with Doxygen; fails on any warning (scripts/api-docs.sh)
 #   make install   PREFIX=/usr/local (default)
 JOBS    ?= $(shell nproc)
 PREFIX  ?= /usr/local
@@ -18,7 +20,7 @@ ASAN    ?= build-asan
 TSAN    ?= build-tsan
 CMAKE   := cmake -G Ninja -DJIFFY_WERROR=ON
 
-.PHONY: calibrate all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
+.PHONY: docs calibrate all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
 	demo bench install clean
 
 all: build
@@ -85,6 +87,10 @@ bench: build
 
 calibrate: build
 	@$(BUILD)/tools/jiffy-calibrate
+
+docs:
+	@command -v doxygen >/dev/null || scripts/deps.sh build
+	@scripts/api-docs.sh $(BUILD)/docs
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
