@@ -104,8 +104,9 @@ enum jf_hist_kind {
 
 /**
  * struct jf_hist - one histogram.
- * @count:   values recorded.
- * @sum_ns:  their sum (the mean is @sum_ns / @count).
+ * @count:   values recorded (the sum of @buckets).
+ * @sum_ns:  their sum, counting each value as its bucket's midpoint (within 3.2 %; the mean is
+ *           @sum_ns / @count). Workers record buckets only: one store per value.
  * @buckets: counts per bucket; jf_hist_bucket_low() gives a bucket's lowest value.
  */
 struct jf_hist {
@@ -121,7 +122,7 @@ struct jf_hist {
  * @out:  receives it (about 5 KiB).
  *
  * Like the counters, a histogram read while the runtime runs is approximate (each bucket is
- * exact; @count may differ from the sum of the buckets by the values being recorded).
+ * exact and monotonic; the buckets are not a consistent cut).
  * Return: 0; -EINVAL bad worker or kind; -ESRCH if no runtime runs.
  */
 JF_API int jf_stats_hist(int w, enum jf_hist_kind kind, struct jf_hist *out);

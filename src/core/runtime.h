@@ -223,29 +223,26 @@ extern struct runtime *jf_rt;
 #define JF_VIEW_SET(t, field, v) __atomic_store_n(&(t)->field, (v), __ATOMIC_RELAXED)
 #define JF_VIEW_GET(t, field) __atomic_load_n(&(t)->field, __ATOMIC_RELAXED)
 
-/* The bucket of value @v in a struct jf_hist (jiffy/stats.h has the layout). */
+/*
+ * The bucket of value @v in a struct jf_hist (jiffy/stats.h has the layout), without branches:
+ * with s = max(msb(v) - 4, 0), bucket = 16 s + (v >> s); values of 2^40 ns and more are clamped.
+ */
 static inline unsigned jf_hist_index(uint64_t v)
 {
-	unsigned msb;
+	const uint64_t max = (1ull << JF_HIST_MAX_BITS) - 1;
+	unsigned s;
 
-	if (v < (1u << JF_HIST_SUB_BITS))
-		return (unsigned)v;
-	if (v >> JF_HIST_MAX_BITS)
-		return JF_HIST_BUCKETS - 1;
-	msb = 63u - (unsigned)__builtin_clzll(v);
-	return ((msb - JF_HIST_SUB_BITS + 1) << JF_HIST_SUB_BITS) +
-	       (unsigned)((v >> (msb - JF_HIST_SUB_BITS)) & ((1u << JF_HIST_SUB_BITS) - 1));
+	v = v < max ? v : max;
+	s = (unsigned)(63 - JF_HIST_SUB_BITS) - (unsigned)__builtin_clzll(v | ((2u << JF_HIST_SUB_BITS) - 1));
+	return (s << JF_HIST_SUB_BITS) + (unsigned)(v >> s);
 }
 
-/* Record @v in @h, which only the calling worker writes (relaxed load+store, no lock prefix). */
+/* Record @v in @h, which only the calling worker writes (relaxed load+store, no lock prefix).
+ * Only the bucket: count and sum are derived when read (stats.c), one store per value. */
 static inline void jf_hist_add(struct jf_hist *h, uint64_t v)
 {
 	uint64_t *b = &h->buckets[jf_hist_index(v)];
 	__atomic_store_n(b, __atomic_load_n(b, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&h->count, __atomic_load_n(&h->count, __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&h->sum_ns, __atomic_load_n(&h->sum_ns, __ATOMIC_RELAXED) + v,
-			 __ATOMIC_RELAXED);
 }
 
 /* A uthread is about to block on @what (@obj): shown by jf_dump_threads() and gdb. */

@@ -35,22 +35,31 @@ static void read_worker(const struct worker *w, struct jf_worker_stats *out)
 
 static void hist_read_raw(const struct jf_hist *h, struct jf_hist *out)
 {
-	out->count = __atomic_load_n(&h->count, __ATOMIC_RELAXED);
-	out->sum_ns = __atomic_load_n(&h->sum_ns, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < JF_HIST_BUCKETS; i++)
 		out->buckets[i] = __atomic_load_n(&h->buckets[i], __ATOMIC_RELAXED);
 }
 
-/* Add histogram @kind of worker @w since the last reset to @acc. */
+static uint64_t bucket_high(unsigned i);
+
+/* Fill @h's count and sum from its buckets (a value counts as its bucket's midpoint). */
+static void hist_totals(struct jf_hist *h)
+{
+	h->count = h->sum_ns = 0;
+	for (unsigned i = 0; i < JF_HIST_BUCKETS; i++) {
+		uint64_t lo = jf_hist_bucket_low(i), hi = bucket_high(i);
+		if (i + 1 == JF_HIST_BUCKETS)
+			hi = lo;
+		h->count += h->buckets[i];
+		h->sum_ns += h->buckets[i] * (lo + (hi - lo) / 2);
+	}
+}
+
+/* Add histogram @kind of worker @w since the last reset to @acc (buckets only). */
 static void hist_accumulate(const struct worker *w, enum jf_hist_kind kind, struct jf_hist *acc)
 {
 	const struct jf_hist *h = &w->hist[kind];
 	const struct jf_hist *base = &jf_rt->hist_base[(size_t)w->id * JF_HIST_NR + kind];
 
-	acc->count += __atomic_load_n(&h->count, __ATOMIC_RELAXED) -
-		      __atomic_load_n(&base->count, __ATOMIC_RELAXED);
-	acc->sum_ns += __atomic_load_n(&h->sum_ns, __ATOMIC_RELAXED) -
-		       __atomic_load_n(&base->sum_ns, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < JF_HIST_BUCKETS; i++)
 		acc->buckets[i] += __atomic_load_n(&h->buckets[i], __ATOMIC_RELAXED) -
 				   __atomic_load_n(&base->buckets[i], __ATOMIC_RELAXED);
@@ -68,6 +77,7 @@ int jf_stats_hist(int w, enum jf_hist_kind kind, struct jf_hist *out)
 	for (int i = 0; i < rt->nworkers; i++)
 		if (w < 0 || w == i)
 			hist_accumulate(&rt->workers[i], kind, out);
+	hist_totals(out);
 	return 0;
 }
 
@@ -150,8 +160,6 @@ int jf_stats_reset(void)
 		for (int k = 0; k < JF_HIST_NR; k++) {
 			struct jf_hist *hb = &rt->hist_base[(size_t)i * JF_HIST_NR + k];
 			hist_read_raw(&w->hist[k], &h);
-			__atomic_store_n(&hb->count, h.count, __ATOMIC_RELAXED);
-			__atomic_store_n(&hb->sum_ns, h.sum_ns, __ATOMIC_RELAXED);
 			for (unsigned j = 0; j < JF_HIST_BUCKETS; j++)
 				__atomic_store_n(&hb->buckets[j], h.buckets[j], __ATOMIC_RELAXED);
 		}

@@ -191,11 +191,10 @@ uint64_t jf_policy_slice(struct worker *w, uint64_t now)
 	return s ? s : jf_rt->cfg.quantum_ns;
 }
 
-/* A new run begins on @w: publish it to the mechanism; a request owed to the last run lapses. */
-static void preempt_new_run(struct worker *w)
+/* A new run begins on @w at @now: publish it to the mechanism; a request owed to the last run
+ * lapses. */
+static void preempt_new_run(struct worker *w, uint64_t now)
 {
-	uint64_t now = jf_now_ns();
-
 	/*
 	 * Clear first, publish second: the timer thread may raise the flag for the new run as soon
 	 * as it sees it, and that flag must survive. (A flag meant for the old run that lands after
@@ -230,7 +229,7 @@ static inline void prepare_run(struct worker *w, struct jf_thread *next, uint64_
 	WORKER_INC(w, picks);
 	JF_PROBE3(switch, next->task.id, w->id, delay);
 	if (jf_rt->preempting) {
-		preempt_new_run(w);
+		preempt_new_run(w, now);
 	} else {
 		/* The stall monitor (monitor.c) reads when this run began. */
 		__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
@@ -263,11 +262,12 @@ static inline void jf_view_runnable(struct jf_thread *t, enum jf_enqueue_reason 
 {
 	JF_VIEW_SET(t, off_reason, (uint8_t)reason);
 	JF_VIEW_SET(t, vstate, UV_RUNNABLE);
-	JF_VIEW_SET(t, wait_on, NULL);
-	JF_VIEW_SET(t, wait_obj, NULL);
 	JF_VIEW_SET(t, state_ns, tnow);
-	if (reason == JF_ENQ_WOKEN)
+	if (reason == JF_ENQ_WOKEN) {
+		JF_VIEW_SET(t, wait_on, NULL);
+		JF_VIEW_SET(t, wait_obj, NULL);
 		JF_PROBE1(wake, t->task.id);
+	}
 }
 
 /*

@@ -89,7 +89,7 @@ static void *main_delay(void *arg)
 	CHECK_GE(h.count, 2);
 	CHECK_GE(jf_hist_percentile(&h, 100), 5000000);
 	CHECK(jf_hist_percentile(&h, 100) < 10000000000ull);
-	CHECK_GE(h.sum_ns, 5000000);
+	CHECK_GE(h.sum_ns, 4700000); /* midpoints: within 3.2 % */
 	CHECK_EQ(jf_stats_hist(-1, JF_HIST_RUNNABLE_DELAY, &h), 0);
 	CHECK_GE(h.count, 2);
 	CHECK_GE(jf_hist_percentile(&h, 100), 5000000);
