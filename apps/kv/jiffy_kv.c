@@ -18,7 +18,8 @@
  *   - RESP: an accept loop; one uthread per connection reads with jf_read(), parses every
  *     complete command in its buffer (pipelining), and writes all their replies with one jf_write().
  *     Connection uthreads keep the default attributes (--slo is for the UDP front end).
- *   - Signals: SIGINT/SIGTERM are blocked in every thread and read from a signalfd registered with
+ *   - Signals: SIGINT/SIGTERM (and SIGQUIT, which prints the uthreads and counters and goes on)
+ *     are blocked in every thread and read from a signalfd registered with
  *     the netpoller; the main uthread waits on it, then sets `stopping`. Loops wake at least every
  *     100 ms (netpoller timeouts) to notice it, finish, and the main uthread waits for every
  *     uthread (a waitgroup), closes the sockets and RocksDB, prints one statistics line on stderr
@@ -674,8 +675,14 @@ static void *app_main(void *arg)
 			fprintf(stderr, "%s: waiting for signals: %s\n", prog, strerror(errno));
 			break;
 		}
-		while (read(S.sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		while (read(S.sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGQUIT) { /* the uthreads and counters, and go on */
+				jf_dump_threads(stderr);
+				jf_stats_print(stderr);
+				continue;
+			}
 			signo = (int)si.ssi_signo;
+		}
 	}
 	atomic_store(&S.stopping, 1);
 	S.signo = signo;
@@ -971,6 +978,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGQUIT); /* not a stop: jf_dump_threads() and the counters on stderr */
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 

@@ -5,7 +5,8 @@
  * replies. Its peers on pthreads, Go and Tokio answer identically (apps/common/synth.c).
  *
  * Owns: the server's uthread structure. In jf_run()'s main uthread: calibrate, open the UDP
- * socket, start --receivers receiver uthreads, print READY, then wait for SIGINT/SIGTERM on a
+ * socket, start --receivers receiver uthreads, print READY, then wait for SIGINT/SIGTERM (SIGQUIT:
+ * jf_dump_threads() and the counters on stderr, and go on) on a
  * signalfd registered with the netpoller. A receiver loops on jf_recvfrom(); with --udp-mode
  * spawn (default) each datagram goes to a new detached uthread, so the policy sees one uthread
  * per request and a long one can be preempted while short ones run; with inline the receivers
@@ -326,8 +327,14 @@ static void *app_main(void *arg)
 			fprintf(stderr, "%s: waiting for signals: %s\n", prog, strerror(errno));
 			signo = -1;
 		}
-		while (read(S.sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		while (read(S.sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGQUIT) { /* the uthreads and counters, and go on */
+				jf_dump_threads(stderr);
+				jf_stats_print(stderr);
+				continue;
+			}
 			signo = (int)si.ssi_signo;
+		}
 	}
 	atomic_store(&S.stopping, 1);
 	jp_batch_stop(&S.batch);
@@ -477,6 +484,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGQUIT); /* not a stop: jf_dump_threads() and the counters on stderr */
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	rc = jf_run(NULL, app_main, &sigs, &ret);
 	if (rc != 0) {

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""tests/apps/test_sigquit.py - SIGQUIT makes a Jiffy server print its uthreads and counters and
+go on serving (docs/observability.md).
+
+For jiffy-kv (with one RESP client connected and idle, so a "resp-conn" uthread blocks in the
+netpoller) and for jiffy-synth: start it on free loopback ports, send SIGQUIT, and check that
+stderr gets jf_dump_threads()'s table with the server's named uthreads in the states they must be
+in ("resp-accept"/"resp-conn"/"udp-recv" blocked on netpoll-read; "synth-recv" blocked), the
+running main, and the counters table; then that the server still answers (PING, a synth request)
+and still stops cleanly on SIGTERM with exit status 0.
+
+Usage: test_sigquit.py <jiffy-kv> <jiffy-synth>
+"""
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from resp_client import Conn, free_port  # noqa: E402
+
+
+def fail(msg, err=""):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    if err:
+        print("---- server stderr ----\n" + err, file=sys.stderr)
+    sys.exit(1)
+
+
+def start(argv, ready_word):
+    errf = tempfile.TemporaryFile()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JIFFY_")}
+    env["JIFFY_WORKERS"] = "2"
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errf, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline().decode(errors="replace")
+        if not line:
+            break
+        if line.startswith("READY") and ready_word in line:
+            threading.Thread(target=proc.stdout.read, daemon=True).start()
+            return proc, errf
+    proc.kill()
+    errf.seek(0)
+    fail(f"{argv[0]} did not print READY", errf.read().decode(errors="replace"))
+
+
+def stderr_of(errf):
+    errf.seek(0)
+    return errf.read().decode(errors="replace")
+
+
+def wait_for(errf, text, secs=10):
+    deadline = time.monotonic() + secs
+    while time.monotonic() < deadline:
+        if text in stderr_of(errf):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def line_with(out, name):
+    for ln in out.splitlines():
+        if f" {name} " in ln:
+            return ln
+    return ""
+
+
+def stop(proc, errf, name):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rc = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail(f"{name} did not stop on SIGTERM after SIGQUIT", stderr_of(errf))
+    if rc != 0:
+        fail(f"{name} exited with {rc} after SIGTERM", stderr_of(errf))
+
+
+def check_kv(server):
+    port, resp = free_port(), free_port()
+    proc, errf = start([server, "--port", str(port), "--resp-port", str(resp), "--keys", "100"],
+                       "jiffy-kv")
+    try:
+        c = Conn(resp)
+        if c.call("PING") != b"+PONG":
+            fail("jiffy-kv: no PONG before SIGQUIT", stderr_of(errf))
+        time.sleep(0.2)  # the connection's uthread is now waiting for the next command
+        proc.send_signal(signal.SIGQUIT)
+        if not wait_for(errf, "jiffy: counters"):
+            fail("jiffy-kv: no thread list and counters on SIGQUIT", stderr_of(errf))
+        out = stderr_of(errf)
+        if "jiffy: uthreads (2 workers" not in out:
+            fail("jiffy-kv: no jf_dump_threads() header", out)
+        for name, want in (("resp-accept", "netpoll-read"), ("resp-conn", "netpoll-read"),
+                           ("udp-recv", "netpoll-read"), ("main", "running")):
+            ln = line_with(out, name)
+            if not ln or want not in ln:
+                fail(f"jiffy-kv: uthread {name} not listed as {want!r}: {ln!r}", out)
+        if c.call("PING") != b"+PONG":
+            fail("jiffy-kv: no PONG after SIGQUIT", out)
+        c.close()
+        stop(proc, errf, "jiffy-kv")
+        print("jiffy-kv: SIGQUIT listed " +
+              ", ".join(n for n in ("resp-accept", "resp-conn", "udp-recv", "main")) +
+              " and kept serving")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def check_synth(server):
+    port = free_port()
+    proc, errf = start([server, "--port", str(port)], "jiffy-synth")
+    try:
+        proc.send_signal(signal.SIGQUIT)
+        if not wait_for(errf, "jiffy: counters"):
+            fail("jiffy-synth: no thread list and counters on SIGQUIT", stderr_of(errf))
+        out = stderr_of(errf)
+        ln = line_with(out, "synth-recv")
+        if "blocked" not in ln or "netpoll-read" not in ln:
+            fail(f"jiffy-synth: synth-recv not listed as blocked on netpoll-read: {ln!r}", out)
+        stop(proc, errf, "jiffy-synth")
+        print("jiffy-synth: SIGQUIT listed synth-recv blocked on netpoll-read and stopped cleanly")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    check_kv(sys.argv[1])
+    check_synth(sys.argv[2])
+    print("test_sigquit: ok")
+
+
+if __name__ == "__main__":
+    main()
