@@ -74,17 +74,27 @@ static void *compute_5ms(void *arg)
 	return arg;
 }
 
+/* Run @long_fn in a uthread named @name with a short one queued behind it; join both. */
+static void long_then_short(jf_thread_fn long_fn, const char *name)
+{
+	struct jf_attr attr;
+	jf_thread_t *a, *b;
+
+	jf_attr_init(&attr);
+	attr.name = name;
+	a = jft_spawn(&attr, long_fn, NULL);
+	b = jft_spawn(NULL, quick, NULL); /* runnable behind it (one worker) */
+	jft_join(a);
+	jft_join(b);
+}
+
 static void *main_delay(void *arg)
 {
 	struct jf_hist h;
-	jf_thread_t *a, *b;
 
 	(void)arg;
 	CHECK_EQ(jf_stats_reset(), 0);
-	a = jft_spawn(NULL, compute_5ms, NULL);
-	b = jft_spawn(NULL, quick, NULL); /* runnable behind a on the one worker */
-	jft_join(a);
-	jft_join(b);
+	long_then_short(compute_5ms, "compute-5ms");
 	CHECK_EQ(jf_stats_hist(0, JF_HIST_RUN_LENGTH, &h), 0);
 	CHECK_GE(h.count, 2);
 	CHECK_GE(jf_hist_percentile(&h, 100), 5000000);
@@ -310,16 +320,8 @@ static void *staller(void *arg)
 
 static void *main_stall(void *arg)
 {
-	struct jf_attr attr;
-	jf_thread_t *a, *b;
-
 	(void)arg;
-	jf_attr_init(&attr);
-	attr.name = "the-staller";
-	a = jft_spawn(&attr, staller, NULL);
-	b = jft_spawn(NULL, quick, NULL); /* waits behind it */
-	jft_join(a);
-	jft_join(b);
+	long_then_short(staller, "the-staller");
 	return NULL;
 }
 
