@@ -22,6 +22,13 @@
 #include <unistd.h>
 
 #include "runtime.h"
+
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define JF_RUNNING_ON_VALGRIND RUNNING_ON_VALGRIND
+#else
+#define JF_RUNNING_ON_VALGRIND 0
+#endif
 #include "../net/netpoll.h"
 
 struct runtime *jf_rt;
@@ -415,6 +422,12 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 	rc = jf_overflow_handler_install();
 	if (rc)
 		goto out_preempt;
+	if (JF_RUNNING_ON_VALGRIND && rt->mech->uses_signal && rt->nworkers > 1)
+		jf_warn("running under Valgrind with preemption by signals ('%s') on %d workers: "
+			"Valgrind's sigreturn restores the thread pointer saved when the signal came, so "
+			"a uthread preempted on one worker and resumed on another can crash; use "
+			"JIFFY_PREEMPT=none, deadline or safepoint, or JIFFY_WORKERS=1 "
+			"(docs/debugging.md)", rt->mech->name, rt->nworkers);
 
 	jf_attr_init(&attr);
 	attr.name = "main";
