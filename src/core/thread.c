@@ -210,12 +210,25 @@ static void preempt_new_run(struct worker *w, uint64_t now)
 		jf_rt->mech->on_run(w, now);
 }
 
-/* Take @next, runnable and removed from its queue, onto worker @w at @now (jf_now_ns()). */
-static inline void prepare_run(struct worker *w, struct jf_thread *next, uint64_t now)
+/* Nanoseconds from @since to @now, 0 if @since is later (a stamp racing with the read). */
+static inline uint64_t ns_since(uint64_t now, uint64_t since)
 {
-	uint64_t delay = now - JF_VIEW_GET(next, state_ns);
+	return now > since ? now - since : 0;
+}
+
+/*
+ * Take @next, runnable and removed from its queue, onto worker @w. Return: the time the run
+ * starts. It is the switch's one clock read, taken once @next is off its last CPU: the
+ * mechanism compares it with its timers' expiries (a stale one can keep a timer "armed" that
+ * fired already), and the outgoing uthread's stamps (leave_run) use it too.
+ */
+static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
+{
+	uint64_t now, delay;
 
 	jf_wait_off_cpu(next);
+	now = jf_now_ns();
+	delay = ns_since(now, JF_VIEW_GET(next, state_ns));
 	next->on_cpu = 1;
 	next->worker = w;
 	next->task.last_worker = w->id;
@@ -235,13 +248,20 @@ static inline void prepare_run(struct worker *w, struct jf_thread *next, uint64_
 		__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
 	}
+	return now;
 }
 
-/* @cur, running on @w, stops running at @now: record its run. */
-static inline void end_run(struct worker *w, struct jf_thread *cur, uint64_t now)
+/*
+ * @cur, still on @w's CPU (on_cpu set), left its run at @now: record the run and stamp when its
+ * new state began. A yielded or preempted uthread (@requeued) is runnable from now; a blocked one
+ * is blocked from now unless a waker already made it runnable and stamped it. Nobody can run it
+ * before the switch clears on_cpu, and a picker reads the stamp only after that.
+ */
+static inline void leave_run(struct worker *w, struct jf_thread *cur, uint64_t now, bool requeued)
 {
-	jf_hist_add(&w->hist[JF_HIST_RUN_LENGTH], now - JF_VIEW_GET(cur, state_ns));
-	JF_VIEW_SET(cur, state_ns, now);
+	jf_hist_add(&w->hist[JF_HIST_RUN_LENGTH], ns_since(now, JF_VIEW_GET(cur, state_ns)));
+	if (requeued || JF_VIEW_GET(cur, vstate) != UV_RUNNABLE)
+		JF_VIEW_SET(cur, state_ns, now);
 }
 
 static inline void run_due_timers(struct worker *w)
@@ -256,13 +276,15 @@ static inline void after_enqueue(struct worker *w, int target, struct jf_task *t
 static void make_runnable_at(struct worker *w, struct jf_thread *t,
 			     enum jf_enqueue_reason reason, uint64_t tnow);
 
-/* @t becomes runnable for @reason at @tnow: what jf_dump_threads() and gdb show. */
+/* @t becomes runnable for @reason at @tnow (0: the uthread is the caller, leave_run() stamps it
+ * at the switch): what jf_dump_threads() and gdb show. */
 static inline void jf_view_runnable(struct jf_thread *t, enum jf_enqueue_reason reason,
 				    uint64_t tnow)
 {
 	JF_VIEW_SET(t, off_reason, (uint8_t)reason);
 	JF_VIEW_SET(t, vstate, UV_RUNNABLE);
-	JF_VIEW_SET(t, state_ns, tnow);
+	if (tnow)
+		JF_VIEW_SET(t, state_ns, tnow);
 	if (reason == JF_ENQ_WOKEN) {
 		JF_VIEW_SET(t, wait_on, NULL);
 		JF_VIEW_SET(t, wait_obj, NULL);
@@ -276,7 +298,7 @@ static inline void jf_view_runnable(struct jf_thread *t, enum jf_enqueue_reason 
  * to stealing when the policy allows it.
  */
 static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *enq,
-					  enum jf_enqueue_reason reason, uint64_t tnow)
+					  enum jf_enqueue_reason reason)
 {
 	struct runtime *rt = jf_rt;
 	struct jf_policy *p = &rt->policy;
@@ -291,11 +313,11 @@ static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *en
 	} else if (p->ops->enqueue_pick) {
 		int target;
 		enq->task.runnable_ns = now;
-		jf_view_runnable(enq, reason, tnow);
+		jf_view_runnable(enq, reason, 0);
 		t = p->ops->enqueue_pick(p, w->id, &enq->task, reason, now, &target);
 		after_enqueue(w, target, &enq->task, reason);
 	} else {
-		make_runnable_at(w, enq, reason, tnow);
+		make_runnable_at(w, enq, reason, 0);
 		t = p->ops->pick_next(p, w->id, now);
 	}
 	if (!t && rt->can_steal) {
@@ -310,7 +332,7 @@ static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *en
 
 struct jf_thread *jf_sched_pick(struct worker *w)
 {
-	return pick_next(w, NULL, JF_ENQ_NEW, 0);
+	return pick_next(w, NULL, JF_ENQ_NEW);
 }
 
 /*
@@ -329,7 +351,7 @@ static inline bool next_still_on_cpu(struct worker *w, struct jf_thread *next)
 void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next)
 {
 	void *fake = NULL;
-	prepare_run(w, next, jf_now_ns());
+	prepare_run(w, next);
 	asan_enter_thread(&fake, next);
 	tsan_enter(next->tsan_fiber);
 	jf_ctx_switch(&w->sched_ctx, &next->ctx, &w->sched_on_cpu);
@@ -347,12 +369,12 @@ static inline void apply_sched_attr(struct jf_thread *t)
 	}
 }
 
-/* @cur stops running at @now (yield, preempt, block, exit): add this run to its ran_ns. */
-static inline void account_run(struct jf_thread *cur, uint64_t now)
+/* @cur stops running (yield, preempt, block, exit): add this run to its ran_ns. */
+static inline void account_run(struct jf_thread *cur)
 {
 	apply_sched_attr(cur);
 	if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
-		cur->task.ran_ns += now - cur->task.started_ns;
+		cur->task.ran_ns += jf_now_ns() - cur->task.started_ns;
 }
 
 /*
@@ -361,27 +383,28 @@ static inline void account_run(struct jf_thread *cur, uint64_t now)
  * when @cur runs again, possibly on another worker.
  */
 static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
-			       enum jf_enqueue_reason reason, uint64_t now)
+			       enum jf_enqueue_reason reason)
 {
 	struct worker *w = cur->worker;
 	struct jf_thread *next;
 	void *fake = NULL;
+	uint64_t now;
 
-	if (enq) {
-		account_run(cur, now);
-		end_run(w, cur, now);
-	}
+	if (enq)
+		account_run(cur);
 	cur->saved_errno = *errno_slot();
 	cur->saved_pcount = jf_pcount();
 	if (JF_UNLIKELY(atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed)))
 		next = NULL; /* shutting down: whatever was runnable is discarded */
 	else
-		next = pick_next(w, enq, reason, now);
+		next = pick_next(w, enq, reason);
 
 	if (next == cur) { /* woken or re-picked before it left: keep running */
+		now = jf_now_ns();
 		w->cur = cur;
 		if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
 			cur->task.started_ns = now; /* picked again: a new run for the policy */
+		leave_run(w, cur, now, true);
 		WORKER_INC(w, picks);
 		JF_VIEW_SET(cur, vstate, UV_RUNNING);
 		jf_hist_add(&w->hist[JF_HIST_RUNNABLE_DELAY], 0);
@@ -391,12 +414,14 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 	if (next && JF_UNLIKELY(next_still_on_cpu(w, next)))
 		next = NULL;
 	if (next) {
-		prepare_run(w, next, now);
+		now = prepare_run(w, next);
+		leave_run(w, cur, now, enq != NULL);
 		asan_enter_thread(&fake, next);
 		jf_tsan_release(&cur->on_cpu);
 		tsan_enter(next->tsan_fiber);
 		jf_ctx_switch(&cur->ctx, &next->ctx, &cur->on_cpu);
 	} else {
+		leave_run(w, cur, jf_now_ns(), enq != NULL);
 		w->cur = NULL;
 		asan_enter_sched(&fake, w);
 		jf_tsan_release(&cur->on_cpu);
@@ -410,9 +435,9 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 }
 
 /* Preempt the running uthread @cur (preempt.c decided, count raised): back to its queue. */
-void jf_sched_preempt(struct jf_thread *cur, uint64_t now)
+void jf_sched_preempt(struct jf_thread *cur)
 {
-	uthread_reschedule(cur, cur, JF_ENQ_PREEMPTED, now);
+	uthread_reschedule(cur, cur, JF_ENQ_PREEMPTED);
 }
 
 /* The exiting uthread @cur leaves its worker for good, making its @joiner (if any) runnable. */
@@ -421,14 +446,12 @@ __attribute__((noreturn)) static void exit_switch(struct jf_thread *cur, struct 
 	struct worker *w = cur->worker;
 	struct jf_thread *next = NULL;
 
-	uint64_t now = jf_now_ns();
-
 	if (!atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
-		next = pick_next(w, joiner, JF_ENQ_WOKEN, now);
+		next = pick_next(w, joiner, JF_ENQ_WOKEN);
 	if (next && JF_UNLIKELY(next_still_on_cpu(w, next)))
 		next = NULL;
 	if (next) {
-		prepare_run(w, next, now);
+		prepare_run(w, next);
 		asan_enter_thread(NULL, next);
 		jf_tsan_release(&cur->on_cpu);
 		tsan_enter(next->tsan_fiber);
@@ -579,10 +602,7 @@ void jf_sched_block_then(uint32_t *unlock, void (*publish)(void *arg), void *arg
 	struct jf_thread *cur = jf_current();
 	struct worker *w = cur->worker;
 	struct jf_policy *p = &jf_rt->policy;
-	uint64_t now = jf_now_ns();
-
-	account_run(cur, now);
-	end_run(w, cur, now);
+	account_run(cur);
 	JF_VIEW_SET(cur, vstate, UV_BLOCKED);
 	JF_PROBE2(block, cur->task.id, JF_VIEW_GET(cur, wait_on));
 	if (p->ops->blocked)
@@ -593,7 +613,7 @@ void jf_sched_block_then(uint32_t *unlock, void (*publish)(void *arg), void *arg
 		publish(arg);
 	if (unlock)
 		jf_spin_unlock(unlock);
-	uthread_reschedule(cur, NULL, JF_ENQ_WOKEN, now);
+	uthread_reschedule(cur, NULL, JF_ENQ_WOKEN);
 }
 
 void jf_sched_block(uint32_t *unlock)
@@ -737,7 +757,7 @@ static void jf_yield_in_runtime(void)
 	if (!p->ops->has_work(p, w->id) && jf_timers_next(w) == UINT64_MAX &&
 	    !atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
 		return;
-	uthread_reschedule(cur, cur, JF_ENQ_YIELDED, jf_now_ns());
+	uthread_reschedule(cur, cur, JF_ENQ_YIELDED);
 }
 
 void jf_runtime_stop(void *main_retval); /* runtime.c */
@@ -752,10 +772,8 @@ static void uthread_exit(struct jf_thread *cur, void *retval)
 	struct jf_thread *joiner;
 	bool detached;
 
-	uint64_t now = jf_now_ns();
-
-	account_run(cur, now);
-	end_run(w, cur, now);
+	account_run(cur);
+	leave_run(w, cur, jf_now_ns(), false);
 	JF_PROBE1(exit, cur->task.id);
 	if (p->ops->task_exit)
 		p->ops->task_exit(p, w->id, &cur->task, jf_policy_now());

@@ -42,7 +42,7 @@
 
 __thread struct jf__preempt_tls jf__preempt __attribute__((tls_model("initial-exec")));
 
-void jf_sched_preempt(struct jf_thread *cur, uint64_t now); /* thread.c */
+void jf_sched_preempt(struct jf_thread *cur); /* thread.c */
 
 static const struct jf_preempt_mech *const mechs[] = {
 	&jf_mech_none,	   &jf_mech_timer,  &jf_mech_dispatcher, &jf_mech_safepoint,
@@ -254,7 +254,7 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 		pthread_sigmask(SIG_UNBLOCK, &rt->psig_set, NULL);
 	}
 	seq = w->run_seq;
-	jf_sched_preempt(cur, now);
+	jf_sched_preempt(cur);
 	w = cur->worker;
 	now = jf_now_ns();
 	if (w->run_seq == seq) {
