@@ -272,6 +272,7 @@ static void *worker_main(void *arg)
 		struct jf_thread *t;
 
 		jf_finish_switch(w);
+		jf_hist_flush(w);
 		w->cur = NULL;
 		__atomic_store_n(&w->run_start_ns, 0, __ATOMIC_RELEASE); /* nothing to preempt */
 		jf_pcount_set(1);
@@ -360,6 +361,7 @@ static int runtime_create(const struct jf_config *cfg, struct runtime **out)
 	for (int i = 0; i < rt->nworkers; i++) {
 		struct worker *w = &rt->workers[i];
 		w->id = i;
+		w->hist_late[0] = w->hist_late[1] = UINT64_MAX;
 		w->spin_window_ns = rt->cfg.spin_ns;
 		w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
 		jf_timers_init(w);

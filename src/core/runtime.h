@@ -173,6 +173,7 @@ struct worker {
 	uint64_t enqueues, picks; /* made runnable by / picked by this worker (runnable = sum diff) */
 	uint64_t stall_seq;       /* monitor.c: the run (run_seq) a stall report was asked for */
 	struct jf_hist hist[JF_HIST_NR];
+	uint64_t hist_late[2];    /* jf_hist_defer(): the last delay and run length, not yet added */
 } __attribute__((aligned(JF_CACHELINE)));
 
 struct runtime {
@@ -243,6 +244,31 @@ static inline void jf_hist_add(struct jf_hist *h, uint64_t v)
 {
 	uint64_t *b = &h->buckets[jf_hist_index(v)];
 	__atomic_store_n(b, __atomic_load_n(b, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Record @v in @w's histogram @kind (JF_HIST_RUNNABLE_DELAY or JF_HIST_RUN_LENGTH) one value
+ * late: add the value held back last time, hold this one. On the switch path @v comes from the
+ * clock read (lfence; rdtsc) just taken; adding it at once made the switch wait for the read
+ * (~2 ns per record here); the held-back value is long known. jf_hist_flush() adds what is held
+ * (the scheduler loop calls it), so a value reaches the histogram at the worker's next switch or
+ * when it next looks for work.
+ */
+static inline void jf_hist_defer(struct worker *w, unsigned kind, uint64_t v)
+{
+	uint64_t old = w->hist_late[kind];
+	if (old != UINT64_MAX)
+		jf_hist_add(&w->hist[kind], old);
+	w->hist_late[kind] = v;
+}
+
+static inline void jf_hist_flush(struct worker *w)
+{
+	for (unsigned k = 0; k < 2; k++) {
+		if (w->hist_late[k] != UINT64_MAX)
+			jf_hist_add(&w->hist[k], w->hist_late[k]);
+		w->hist_late[k] = UINT64_MAX;
+	}
 }
 
 /* A uthread is about to block on @what (@obj): shown by jf_dump_threads() and gdb. */

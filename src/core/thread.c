@@ -235,7 +235,7 @@ static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
 	w->cur = next;
 	if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
 		next->task.started_ns = now;
-	jf_hist_add(&w->hist[JF_HIST_RUNNABLE_DELAY], delay);
+	jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, delay);
 	JF_VIEW_SET(next, vstate, UV_RUNNING);
 	JF_VIEW_SET(next, state_ns, now);
 	STAT_INC(w, switches);
@@ -259,7 +259,7 @@ static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
  */
 static inline void leave_run(struct worker *w, struct jf_thread *cur, uint64_t now, bool requeued)
 {
-	jf_hist_add(&w->hist[JF_HIST_RUN_LENGTH], ns_since(now, JF_VIEW_GET(cur, state_ns)));
+	jf_hist_defer(w, JF_HIST_RUN_LENGTH, ns_since(now, JF_VIEW_GET(cur, state_ns)));
 	if (requeued || JF_VIEW_GET(cur, vstate) != UV_RUNNABLE)
 		JF_VIEW_SET(cur, state_ns, now);
 }
@@ -407,7 +407,7 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		leave_run(w, cur, now, true);
 		WORKER_INC(w, picks);
 		JF_VIEW_SET(cur, vstate, UV_RUNNING);
-		jf_hist_add(&w->hist[JF_HIST_RUNNABLE_DELAY], 0);
+		jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, 0);
 		*errno_slot() = cur->saved_errno; /* timers and wakeups above may make syscalls */
 		return;
 	}
