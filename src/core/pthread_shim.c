@@ -70,12 +70,33 @@ int jf_pthread_shim_active(void)
 
 #if JF_SHIM
 
-static inline int held(int rc)
+/*
+ * A lock is taken with preemption already off: disabling it only after the lock returned left a
+ * window (the return into this file) where a signal could preempt the new holder. Its worker
+ * then ran another uthread that asked for the same lock and blocked the kernel thread the holder
+ * needed: apps.kv_inside.timer hung so, both workers in RocksDB's LRU-cache mutex, the holder
+ * queued as preempted in this function (seen with `jiffy bt`). A failed try ends the region.
+ */
+static inline int shim_enter(void)
 {
-	if (rc == 0 && __atomic_load_n(&shim_on, __ATOMIC_RELAXED))
+	int on = __atomic_load_n(&shim_on, __ATOMIC_RELAXED);
+	if (on)
 		jf_preempt_disable();
+	return on;
+}
+
+static inline int shim_taken(int on, int rc)
+{
+	if (on && rc != 0 && jf_pcount() > 0)
+		jf_preempt_enable();
 	return rc;
 }
+
+#define HELD(call)                                                                               \
+	__extension__({                                                                          \
+		int on_ = shim_enter();                                                          \
+		shim_taken(on_, (call));                                                         \
+	})
 
 /* After a successful unlock: end the region its lock began (never below 0: a lock taken before
  * the shim was on, or an unlock without a lock, must not unbalance the runtime's own regions). */
@@ -155,22 +176,22 @@ __attribute__((constructor)) static void resolve(void)
 
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	return held(REAL(mutex_lock, "pthread_mutex_lock")(m));
+	return HELD(REAL(mutex_lock, "pthread_mutex_lock")(m));
 }
 
 int pthread_mutex_trylock(pthread_mutex_t *m)
 {
-	return held(REAL(mutex_trylock, "pthread_mutex_trylock")(m));
+	return HELD(REAL(mutex_trylock, "pthread_mutex_trylock")(m));
 }
 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t)
 {
-	return held(REAL(mutex_timedlock, "pthread_mutex_timedlock")(m, t));
+	return HELD(REAL(mutex_timedlock, "pthread_mutex_timedlock")(m, t));
 }
 
 int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c, const struct timespec *t)
 {
-	return held(REAL(mutex_clocklock, "pthread_mutex_clocklock")(m, c, t));
+	return HELD(REAL(mutex_clocklock, "pthread_mutex_clocklock")(m, c, t));
 }
 
 int pthread_mutex_unlock(pthread_mutex_t *m)
@@ -180,42 +201,42 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 
 int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
-	return held(REAL(rwlock_rdlock, "pthread_rwlock_rdlock")(l));
+	return HELD(REAL(rwlock_rdlock, "pthread_rwlock_rdlock")(l));
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
-	return held(REAL(rwlock_wrlock, "pthread_rwlock_wrlock")(l));
+	return HELD(REAL(rwlock_wrlock, "pthread_rwlock_wrlock")(l));
 }
 
 int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
-	return held(REAL(rwlock_tryrdlock, "pthread_rwlock_tryrdlock")(l));
+	return HELD(REAL(rwlock_tryrdlock, "pthread_rwlock_tryrdlock")(l));
 }
 
 int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
-	return held(REAL(rwlock_trywrlock, "pthread_rwlock_trywrlock")(l));
+	return HELD(REAL(rwlock_trywrlock, "pthread_rwlock_trywrlock")(l));
 }
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *t)
 {
-	return held(REAL(rwlock_timedrdlock, "pthread_rwlock_timedrdlock")(l, t));
+	return HELD(REAL(rwlock_timedrdlock, "pthread_rwlock_timedrdlock")(l, t));
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *t)
 {
-	return held(REAL(rwlock_timedwrlock, "pthread_rwlock_timedwrlock")(l, t));
+	return HELD(REAL(rwlock_timedwrlock, "pthread_rwlock_timedwrlock")(l, t));
 }
 
 int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t c, const struct timespec *t)
 {
-	return held(REAL(rwlock_clockrdlock, "pthread_rwlock_clockrdlock")(l, c, t));
+	return HELD(REAL(rwlock_clockrdlock, "pthread_rwlock_clockrdlock")(l, c, t));
 }
 
 int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t c, const struct timespec *t)
 {
-	return held(REAL(rwlock_clockwrlock, "pthread_rwlock_clockwrlock")(l, c, t));
+	return HELD(REAL(rwlock_clockwrlock, "pthread_rwlock_clockwrlock")(l, c, t));
 }
 
 int pthread_rwlock_unlock(pthread_rwlock_t *l)
@@ -225,12 +246,12 @@ int pthread_rwlock_unlock(pthread_rwlock_t *l)
 
 int pthread_spin_lock(pthread_spinlock_t *l)
 {
-	return held(REAL(spin_lock, "pthread_spin_lock")(l));
+	return HELD(REAL(spin_lock, "pthread_spin_lock")(l));
 }
 
 int pthread_spin_trylock(pthread_spinlock_t *l)
 {
-	return held(REAL(spin_trylock, "pthread_spin_trylock")(l));
+	return HELD(REAL(spin_trylock, "pthread_spin_trylock")(l));
 }
 
 int pthread_spin_unlock(pthread_spinlock_t *l)
