@@ -118,17 +118,24 @@ static void *yield10(void *arg)
 	return arg;
 }
 
+/* Spawn @n uthreads that yield 10 times each, and join them. */
+static void yielders(int n)
+{
+	jf_thread_t *t[100];
+
+	for (int i = 0; i < n && i < 100; i++)
+		t[i] = jft_spawn(NULL, yield10, NULL);
+	for (int i = 0; i < n && i < 100; i++)
+		jft_join(t[i]);
+}
+
 static void *main_reset(void *arg)
 {
 	struct jf_worker_stats s;
 	struct jf_hist h;
-	jf_thread_t *t[100];
 
 	(void)arg;
-	for (int i = 0; i < 100; i++)
-		t[i] = jft_spawn(NULL, yield10, NULL);
-	for (int i = 0; i < 100; i++)
-		jft_join(t[i]);
+	yielders(100);
 	CHECK_EQ(jf_stats_total(&s), 0);
 	CHECK_GE(s.yields, 1000);
 	CHECK_GE(s.spawns, 100);
@@ -137,10 +144,7 @@ static void *main_reset(void *arg)
 	CHECK(s.switches < 50 && s.yields < 50 && s.spawns == 0);
 	CHECK_EQ(jf_stats_hist(-1, JF_HIST_RUN_LENGTH, &h), 0);
 	CHECK(h.count < 50);
-	for (int i = 0; i < 100; i++)
-		t[i] = jft_spawn(NULL, yield10, NULL);
-	for (int i = 0; i < 100; i++)
-		jft_join(t[i]);
+	yielders(100);
 	CHECK_EQ(jf_stats_total(&s), 0);
 	CHECK_GE(s.yields, 1000);
 	CHECK_EQ(s.spawns, 100);
