@@ -451,12 +451,13 @@ __attribute__((noreturn)) static void exit_switch(struct jf_thread *cur, struct 
 	if (next && JF_UNLIKELY(next_still_on_cpu(w, next)))
 		next = NULL;
 	if (next) {
-		prepare_run(w, next);
+		leave_run(w, cur, prepare_run(w, next), false);
 		asan_enter_thread(NULL, next);
 		jf_tsan_release(&cur->on_cpu);
 		tsan_enter(next->tsan_fiber);
 		jf_ctx_switch(&cur->ctx, &next->ctx, &cur->on_cpu);
 	} else {
+		leave_run(w, cur, jf_now_ns(), false);
 		w->cur = NULL;
 		asan_enter_sched(NULL, w);
 		jf_tsan_release(&cur->on_cpu);
@@ -773,7 +774,6 @@ static void uthread_exit(struct jf_thread *cur, void *retval)
 	bool detached;
 
 	account_run(cur);
-	leave_run(w, cur, jf_now_ns(), false);
 	JF_PROBE1(exit, cur->task.id);
 	if (p->ops->task_exit)
 		p->ops->task_exit(p, w->id, &cur->task, jf_policy_now());
