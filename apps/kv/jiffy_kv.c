@@ -58,6 +58,7 @@
 #include "kvstore.h"
 #include "listen.h"
 #include "resp.h"
+#include "sigquit.h"
 #include "slo_flag.h"
 
 /* 1 in jiffy-kv-probes, whose RocksDB was compiled with Jiffy's probe pass (apps/kv/CMakeLists.txt,
@@ -676,11 +677,8 @@ static void *app_main(void *arg)
 			break;
 		}
 		while (read(S.sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			if (si.ssi_signo == SIGQUIT) { /* the uthreads and counters, and go on */
-				jf_dump_threads(stderr);
-				jf_stats_print(stderr);
+			if (jp_sigquit_dump(&si))
 				continue;
-			}
 			signo = (int)si.ssi_signo;
 		}
 	}

@@ -63,6 +63,7 @@
 #include "breakdown.h"
 #include "flags.h"
 #include "listen.h"
+#include "sigquit.h"
 #include "proto.h"
 #include "slo_flag.h"
 #include "spin.h"
@@ -328,11 +329,8 @@ static void *app_main(void *arg)
 			signo = -1;
 		}
 		while (read(S.sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			if (si.ssi_signo == SIGQUIT) { /* the uthreads and counters, and go on */
-				jf_dump_threads(stderr);
-				jf_stats_print(stderr);
+			if (jp_sigquit_dump(&si))
 				continue;
-			}
 			signo = (int)si.ssi_signo;
 		}
 	}
