@@ -4,8 +4,14 @@
  * Owns: the conformance properties checked with real workers, real switches and the mechanism
  * from the environment (CTest runs it per policy, under none, timer and safepoint):
  *   1. no lost or duplicated uthread: 48 uthreads make random yield / sleep / mutex / condvar /
- *      spawn+join / compute steps; every step is counted once and every uthread finishes (a
- *      lost one hangs, which the watchdog reports with the counts);
+ *      spawn+join / compute steps. Each uthread checks, at the start of every step, that it is
+ *      the step after the last one it finished (a uthread resumed twice, or from a stale context,
+ *      runs a step again: "duplicated"; one that skipped ahead: "lost") and that it is not
+ *      running on another worker at the same time; at the end every (uthread, step) and every
+ *      spawned child ran exactly once, the mutex-protected counter equals the number of mutex
+ *      steps, and every uthread finished (a lost one hangs, which the watchdog reports with the
+ *      counts). JFT_RT_SELFTEST=dup (one step run twice) and =lose (one step skipped) make the
+ *      checks fail on purpose: CTest's sched.rt.selftest.* expect their messages;
  *   2. bounded idleness (2 workers; every policy but fifo, which never moves work): uthreads
  *      all placed on worker 0 are also run by worker 1, and the first of them runs there within
  *      a generous bound;
@@ -48,17 +54,43 @@ static jf_mutex_t mu;
 static jf_cond_t cv;
 static long shared_counter, cond_tokens;
 static atomic_long steps_done, finished;
+/* Per uthread: the next step it must start, whether it is inside a step now, and per step how
+ * many times it ran, whether it was a mutex step, how many times its child (if any) ran. */
+static atomic_int next_step[NT];
+static atomic_bool in_step[NT];
+static atomic_uchar ran[NT][STEPS], child_ran[NT][STEPS];
+static bool spawned_child[NT][STEPS];
+static long mutex_steps[NT];
+/* The self-test (JFT_RT_SELFTEST): uthread SELF_T runs step SELF_S twice, or skips it. */
+enum { SELF_T = 7, SELF_S = 10 };
+static enum { SELF_NONE, SELF_DUP, SELF_LOSE } selftest;
 
 static void *child(void *arg)
 {
+	uintptr_t ts = (uintptr_t)arg;
+	atomic_fetch_add(&child_ran[ts / STEPS][ts % STEPS], 1);
 	atomic_fetch_add(&steps_done, 1);
 	return arg;
 }
 
 static void *random_worker(void *arg)
 {
+	int t = (int)(uintptr_t)arg - 1;
 	uint64_t rng = (uint64_t)(uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1;
+	bool injected = false;
 	for (int s = 0; s < STEPS; s++) {
+		int want = atomic_load(&next_step[t]);
+		if (s != want) {
+			fprintf(stderr, "policy %s, mechanism %s: uthread %d starts step %d but its next "
+				"step is %d: step %d %s\n", policy, mech, t, s, want,
+				s < want ? s : want, s < want ? "duplicated (ran again)" : "lost (never ran)");
+			jft_fail();
+		}
+		if (atomic_exchange(&in_step[t], true)) {
+			fprintf(stderr, "policy %s, mechanism %s: uthread %d step %d: the uthread runs on "
+				"two workers at once (duplicated)\n", policy, mech, t, s);
+			jft_fail();
+		}
 		switch (jft_splitmix64(&rng) % 6) {
 		case 0:
 			jf_yield();
@@ -70,6 +102,7 @@ static void *random_worker(void *arg)
 			jf_mutex_lock(&mu);
 			shared_counter++;
 			jf_mutex_unlock(&mu);
+			mutex_steps[t]++;
 			break;
 		case 3: /* take a token, or wait (bounded) for one; give one back */
 			jf_mutex_lock(&mu);
@@ -82,15 +115,24 @@ static void *random_worker(void *arg)
 			jf_mutex_unlock(&mu);
 			break;
 		case 4: {
-			jf_thread_t *c = jft_spawn(NULL, child, (void *)(uintptr_t)s);
-			CHECK_EQ((uintptr_t)jft_join(c), (uintptr_t)s);
+			uintptr_t ts = (uintptr_t)t * STEPS + (uintptr_t)s;
+			jf_thread_t *c = jft_spawn(NULL, child, (void *)ts);
+			spawned_child[t][s] = true;
+			CHECK_EQ((uintptr_t)jft_join(c), ts);
 			break;
 		}
 		default:
 			compute(2000 + jft_splitmix64(&rng) % 20000);
 			break;
 		}
+		atomic_fetch_add(&ran[t][s], 1);
 		atomic_fetch_add(&steps_done, 1);
+		atomic_store(&in_step[t], false);
+		atomic_store(&next_step[t], s + 1);
+		if (t == SELF_T && s == SELF_S && !injected && selftest != SELF_NONE) {
+			injected = true;
+			s += selftest == SELF_DUP ? -1 : 1; /* run step SELF_S again, or skip the next */
+		}
 	}
 	atomic_fetch_add(&finished, 1);
 	return NULL;
@@ -108,6 +150,7 @@ static void watchdog(int sig)
 static void *test_random(void *arg)
 {
 	jf_thread_t *t[NT];
+	long children = 0, mutexes = 0;
 	(void)arg;
 	jf_mutex_init(&mu);
 	jf_cond_init(&cv);
@@ -116,8 +159,24 @@ static void *test_random(void *arg)
 	for (int i = 0; i < NT; i++)
 		jft_join(t[i]);
 	CHECK_EQ(atomic_load(&finished), NT);
-	/* each step counted once, plus one per child spawned */
-	CHECK_GE(atomic_load(&steps_done), (unsigned long long)NT * STEPS);
+	/* every (uthread, step) ran exactly once, and every child spawned ran exactly once */
+	for (int i = 0; i < NT; i++) {
+		CHECK_EQ(atomic_load(&next_step[i]), STEPS);
+		for (int s = 0; s < STEPS; s++) {
+			int r = atomic_load(&ran[i][s]), c = atomic_load(&child_ran[i][s]);
+			if (r != 1 || c != (spawned_child[i][s] ? 1 : 0)) {
+				fprintf(stderr, "policy %s, mechanism %s: uthread %d step %d ran %d "
+					"times, its child %d times (want 1 and %d): %s\n", policy,
+					mech, i, s, r, c, spawned_child[i][s] ? 1 : 0,
+					r > 1 || c > 1 ? "duplicated" : "lost");
+				jft_fail();
+			}
+			children += spawned_child[i][s];
+		}
+		mutexes += mutex_steps[i];
+	}
+	CHECK_EQ(shared_counter, mutexes);
+	CHECK_EQ(atomic_load(&steps_done), (long)NT * STEPS + children);
 	return NULL;
 }
 
@@ -253,13 +312,23 @@ int main(void)
 	mech = cfg.preempt;
 	preempting = strcmp(mech, "none") != 0;
 	signal(SIGALRM, watchdog);
+	if (getenv("JFT_RT_SELFTEST")) {
+		const char *st = getenv("JFT_RT_SELFTEST");
+		selftest = !strcmp(st, "dup") ? SELF_DUP : !strcmp(st, "lose") ? SELF_LOSE : SELF_NONE;
+		if (selftest == SELF_NONE) {
+			fprintf(stderr, "JFT_RT_SELFTEST=%s: want dup or lose\n", st);
+			return 2;
+		}
+		printf("   self-test: uthread %d %s step %d: the checks must fail\n", SELF_T,
+		       selftest == SELF_DUP ? "runs again" : "skips the step after", SELF_S);
+	}
 
 	/* 1 */
 	alarm(120);
 	jft_config(&cfg, ncpu >= 2 ? 2 : 1);
 	jft_run(&cfg, test_random, NULL);
-	printf("   %s/%s: %d uthreads x %d random steps: none lost or duplicated\n", policy, mech,
-	       NT, STEPS);
+	printf("   %s/%s: %d uthreads x %d random steps: each step and each child ran exactly "
+	       "once, in order (none lost or duplicated)\n", policy, mech, NT, STEPS);
 
 	/* 2 */
 	phase = "2 (idleness)";
