@@ -10,6 +10,11 @@
 #                  idle-spin measurement, the preemption benchmarks and the wakeup-latency
 #                  benchmark per policy (schbench)
 #   make calibrate jiffy-calibrate: the smallest quantum per mechanism on this machine
+#   make fuzz-smoke the libFuzzer targets of fuzz/ (RESP, the UDP protocol, JIFFY_*, jiffy-sim's
+#                  --dist and --arrivals), built with clang-14 in build-fuzz/ and run 5 s each
+#                  from a copy of the seed corpus; fails on any crash (part of make test, <1 min)
+#   make fuzz      the same for FUZZ_SECONDS each (default 300), keeping the grown corpus in
+#                  build-fuzz/campaign/ (docs/fuzzing.md)
 #   make docs      the API reference (HTML in build/docs/html) from the public headers' kernel-doc
 #                  comments, with Doxygen; fails on any warning (scripts/api-docs.sh)
 #   make install   PREFIX=/usr/local (default)
@@ -18,10 +23,12 @@ PREFIX  ?= /usr/local
 BUILD   ?= build
 ASAN    ?= build-asan
 TSAN    ?= build-tsan
+FUZZ    ?= build-fuzz
+FUZZ_SECONDS ?= 300
 CMAKE   := cmake -G Ninja -DJIFFY_WERROR=ON
 
 .PHONY: docs calibrate all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
-	demo bench install clean
+	demo bench install clean fuzz fuzz-smoke
 
 all: build
 
@@ -63,7 +70,14 @@ test-install: build
 	@echo "== install: the C and C++ examples via pkg-config, find_package(Jiffy) and libjiffy.a =="
 	@scripts/test-install.sh $(BUILD)
 
-test: test-plain test-asan test-tsan test-install
+test: test-plain test-asan test-tsan test-install fuzz-smoke
+
+fuzz-smoke: deps
+	@echo "== fuzz: each libFuzzer target for 5 s (fuzz/, docs/fuzzing.md) =="
+	@fuzz/run.sh smoke 5 $(FUZZ)
+
+fuzz: deps
+	@fuzz/run.sh campaign $(FUZZ_SECONDS) $(FUZZ)
 
 demo: build
 	@scripts/deps.sh bench
@@ -96,4 +110,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(TSAN)
+	rm -rf $(BUILD) $(ASAN) $(TSAN) $(FUZZ)

@@ -25,6 +25,8 @@ want_pkg redis-tools redis-cli
 # use FileCheck (llvm-14-tools, which llvm-14-dev brings).
 want_pkg llvm-14-dev /usr/lib/llvm-14/lib/cmake/llvm/LLVMConfig.cmake
 want_pkg clang-14 clang-14
+# fuzz/ (make fuzz-smoke, make fuzz): libFuzzer and the ASan/UBSan runtimes of clang-14.
+want_pkg libclang-rt-14-dev /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 # Seeing inside (issue 15): USDT probes are compiled in from <sys/sdt.h>; the gdb extension and
 # the Valgrind client requests are tested under gdb and valgrind; the API reference is Doxygen's.
 want_pkg systemtap-sdt-dev /usr/include/x86_64-linux-gnu/sys/sdt.h
