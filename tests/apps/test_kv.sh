@@ -38,7 +38,8 @@ cleanup() {
 trap cleanup EXIT
 
 for tool in redis-cli redis-benchmark python3; do
-	command -v $tool >/dev/null || fail "$tool is not installed (apt-get install redis-tools python3)"
+	command -v $tool >/dev/null || fail "$tool is not installed (scripts/deps.sh build installs" \
+		"redis-tools: redis-cli and redis-benchmark; python3: apt-get install python3)"
 done
 [[ -x $KV ]] || fail "no jiffy-kv at $KV"
 
