@@ -33,16 +33,12 @@
 
 struct runtime *jf_rt;
 
-#ifndef MAX_PARK_NS
-#define MAX_PARK_NS (10u * 1000u * 1000u) /* see worker_park() */
-#endif
 static _Atomic int runtime_active;
 
 /* thread.c */
 void jf_finish_switch(struct worker *w);
 struct jf_thread *jf_sched_pick(struct worker *w);
 void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next);
-void jf_worker_kick(struct worker *self, struct worker *k);
 void jf_errno_check(void);
 int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn fn, void *arg,
 		     struct jf_thread **out);
@@ -117,6 +113,25 @@ static bool has_work(struct runtime *rt, struct worker *w)
 	return rt->policy.ops->has_work(&rt->policy, w->id);
 }
 
+/*
+ * Park until kicked or until the earliest timer of any worker falls due; with no timer, without a
+ * deadline. The handshake with a waker (jf_sched_make_runnable -> after_enqueue -> jf_worker_kick)
+ * and with a timer being armed (jf_timer_arm -> timer_armed_kick) is the same store-buffering
+ * pattern: each side writes its own word (park_state here; the queue or the timer heap there),
+ * issues a full fence, then reads the other's. One of the two always sees the other: either this
+ * worker sees the work (or the new earliest deadline) and does not sleep, or the other side sees
+ * it parked and kicks it, which rewrites park_state so that FUTEX_WAIT returns at once if it has
+ * not started yet. tools/model/park.pml checks exactly this (make model; CTest model.park).
+ *
+ * Until issue 16 this slept at most 10 ms, for a lost wakeup seen once under 4 CPU hogs: a worker
+ * in FUTEX_WAIT with park_state already RUNNING and work in its inbox. That picture is the
+ * ordinary moment between a kicker's exchange and the woken thread getting a vCPU back from the
+ * hogs (tracing every park and kick showed the FUTEX_WAKE returning 1 and the test progressing,
+ * only slowly). The bound did hide a real one: a timer armed on a busy worker (a uthread sleeping
+ * while another runs on its worker) after the idle workers had computed their deadlines was never
+ * fired by anyone while that worker stayed busy. jf_timer_arm() now kicks a parked worker whose
+ * deadline is later (core.idle_wake checks both: no periodic wake-ups, timers fire while busy).
+ */
 static void worker_park(struct runtime *rt, struct worker *w)
 {
 	uint64_t deadline, now;
@@ -124,20 +139,13 @@ static void worker_park(struct runtime *rt, struct worker *w)
 	/* Uthreads wait on descriptors: park in epoll instead (if no other worker does). */
 	bool poll = jf_netpoll_active();
 
+	__atomic_store_n(&w->park_until, 0, __ATOMIC_RELAXED); /* not decided: armers kick */
 	__atomic_store_n(&w->park_state, poll ? WK_PARKED_POLL : WK_PARKED, __ATOMIC_SEQ_CST);
 	atomic_fetch_add(&rt->nr_parked, 1);
 	jf_smp_mb();
 	deadline = earliest_timer(rt);
+	__atomic_store_n(&w->park_until, deadline, __ATOMIC_RELAXED);
 	now = jf_now_ns();
-	/*
-	 * Never sleep longer than MAX_PARK_NS. Under heavy host load (4 CPU hogs on this 2-vCPU VM)
-	 * core.handoff.fifo once showed a worker asleep in FUTEX_WAIT with its state RUNNING and
-	 * work in its inbox: a wakeup lost in a way not yet understood (the handshake above and its
-	 * generated code look right). The bound turns such a loss into a delay of at most 10 ms
-	 * instead of a hang, and costs an idle worker 100 wake-ups a second. Open item.
-	 */
-	if (deadline > now + MAX_PARK_NS)
-		deadline = now + MAX_PARK_NS;
 	if (!stopping(rt) && !has_work(rt, w) && deadline > now) {
 		/* A kick after the store above makes epoll return at once (the eventfd). */
 		if (poll && jf_netpoll_park(w, deadline == UINT64_MAX ? UINT64_MAX : deadline - now))

@@ -135,6 +135,8 @@ struct worker {
 	struct jf_ctx sched_ctx;    /* the scheduler loop on the pthread stack */
 	uint32_t sched_on_cpu;      /* dummy target for switch.S when leaving the loop */
 	uint32_t park_state;        /* futex word, enum worker_park_state */
+	uint64_t park_until;        /* parked: the deadline it sleeps to (UINT64_MAX: none; 0: not
+				     * yet decided). jf_timer_arm() reads it (worker_park()) */
 	uint64_t spin_window_ns;    /* adaptive idle spin: the current window (worker_idle()) */
 	bool spinning;
 
@@ -386,6 +388,9 @@ static inline uint64_t jf_timers_next(const struct worker *w)
 }
 void jf_timers_init(struct worker *w);
 void jf_timers_fini(struct worker *w);
+
+/* Wake worker @k if it is parked (thread.c); @self, when not NULL, counts the wakeup. */
+void jf_worker_kick(struct worker *self, struct worker *k);
 
 /*
  * jf_block_timeout() - block the calling uthread like jf_sched_block(@unlock) but wake it at

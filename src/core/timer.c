@@ -4,7 +4,9 @@
  * Owns: each worker's binary min-heap of struct jf_timer, the firing protocol, and
  * jf_block_timeout() on which sleeps and timed waits (and later the netpoller) are built.
  * Timers fire on scheduling paths (a uthread switching, a worker's idle loop; an idle worker also
- * fires due timers of busy workers), never in a signal handler.
+ * fires due timers of busy workers), never in a signal handler. A timer that becomes a heap's
+ * earliest kicks a parked worker sleeping past it (timer_armed_kick), so a busy worker's timers
+ * fire on time although idle workers park without a periodic wake-up.
  * Invariant: a timer's memory may be released by its owner once jf_timer_cancel() returned; the
  * firing side writes TIMER_DONE last and touches the timer no more.
  */
@@ -90,10 +92,42 @@ static void publish_min(struct timer_heap *h)
 			 __ATOMIC_RELAXED);
 }
 
+/*
+ * A timer now due earlier than @w's heap was: a parked worker may be asleep until a later deadline
+ * (or without one), computed before this timer existed, while @w is busy and cannot fire it. Kick
+ * one such worker unless a parked one already sleeps no later than @deadline; it parks again with
+ * this deadline. The fence pairs with worker_park()'s: it sees the heap's new minimum, or we see
+ * it parked. A park_until of 0 (deciding) counts as too late: a spare wake-up, never a lost one.
+ */
+static void timer_armed_kick(struct worker *w, uint64_t deadline)
+{
+	struct runtime *rt = jf_rt;
+	struct worker *later = NULL;
+
+	if (!rt || rt->nworkers == 1)
+		return;
+	jf_smp_mb();
+	if (atomic_load_explicit(&rt->nr_parked, memory_order_relaxed) == 0)
+		return;
+	for (int i = 0; i < rt->nworkers; i++) {
+		struct worker *k = &rt->workers[i];
+		if (k == w || __atomic_load_n(&k->park_state, __ATOMIC_SEQ_CST) == WK_RUNNING)
+			continue;
+		uint64_t until = __atomic_load_n(&k->park_until, __ATOMIC_RELAXED);
+		if (until != 0 && until <= deadline)
+			return; /* it wakes in time and fires every worker's due timers */
+		if (!later)
+			later = k;
+	}
+	if (later)
+		jf_worker_kick(jf_this_worker(), later);
+}
+
 void jf_timer_arm(struct worker *w, struct jf_timer *t, uint64_t deadline,
 		  void (*fn)(struct jf_timer *))
 {
 	struct timer_heap *h = &w->timers;
+	uint64_t old_min;
 
 	t->deadline = deadline;
 	t->fn = fn;
@@ -113,9 +147,12 @@ void jf_timer_arm(struct worker *w, struct jf_timer *t, uint64_t deadline,
 	h->a[h->n] = t;
 	t->heap_idx = (int32_t)h->n;
 	h->n++;
+	old_min = h->min_deadline;
 	sift_up(h, h->n - 1);
 	publish_min(h);
 	jf_spin_unlock(&h->lock);
+	if (deadline < old_min)
+		timer_armed_kick(w, deadline);
 }
 
 bool jf_timer_cancel(struct jf_timer *t)
