@@ -98,10 +98,11 @@ void fake_kvstore_reset(uint32_t keys)
 		store.cap = 0;
 	}
 	for (uint32_t i = 0; i < keys; i++) {
-		char k[JP_KEY_LEN + 1], v[64];
+		static char v[FAKE_KVSTORE_BIG_VALUE];
+		char k[JP_KEY_LEN + 1];
 		size_t kl = kvstore_key(k, i);
 		memset(v, 'a' + (int)(i % 26), sizeof(v));
-		kvstore_put(&store, k, kl, v, i % 2 ? sizeof(v) : 8, NULL);
+		kvstore_put(&store, k, kl, v, i == 7 ? sizeof(v) : i % 2 ? 64 : 8, NULL);
 	}
 }
 

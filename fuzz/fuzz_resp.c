@@ -13,7 +13,9 @@
  *     on a server without a password and once on one with a password ("secret"), each with its
  *     connection's state kept across commands; reply buffers are accounted and capped at
  *     OUT_LIMIT bytes, so the over-limit paths run too, and the store fails every 7th call on
- *     inputs whose length is odd (RocksDB errors).
+ *     inputs whose length is odd (RocksDB errors). "SCAN next ..." is run with the cursor of
+ *     the connection's last SCAN reply in place of "next": cursors are numbers derived from the
+ *     time, which no input could guess, and this way an input can walk the key space.
  * A violated check calls abort(), which libFuzzer reports as a crash.
  */
 #define _GNU_SOURCE
@@ -27,7 +29,9 @@
 #include "resp.h"
 
 #define MAX_CMDS 4096
-#define OUT_LIMIT (256 * 1024)
+/* Two reply buffers of 4 KB (a reply and the SCAN/INFO body built apart) fit; a reply that grows
+ * past 8 KB (key 7's value, fake_kvstore.h) does not: the over-limit path. */
+#define OUT_LIMIT (12 * 1024)
 
 #define CHECK(cond)                                                                             \
 	do {                                                                                    \
@@ -107,6 +111,7 @@ struct server {
 	struct resp_client client;
 	size_t held; /* accounted reply bytes */
 	int closed;  /* QUIT, a protocol error or a refused reply ended the connection */
+	char cursor[24]; /* the last SCAN reply's cursor, for "SCAN next" */
 };
 
 /*
@@ -126,15 +131,55 @@ static void server_init(struct server *s, const char *password)
 	s->env.password_len = password ? strlen(password) : 0;
 	s->env.maxclients = 100;
 	s->client.authed = password == NULL;
+	strcpy(s->cursor, "0");
 }
 
-static void server_exec(struct server *s, const struct resp_parser *p)
+static int is_scan(const struct resp_parser *p)
 {
+	return p->argc > 0 && p->argl[0] == 4 && !strncasecmp(p->argv[0], "SCAN", 4);
+}
+
+/* @p, or for "SCAN next ..." a copy of it in @copy with the last reply's cursor as argument 1. */
+static const struct resp_parser *substitute_cursor(struct server *s, const struct resp_parser *p,
+						   struct resp_parser *copy)
+{
+	static const char *argv[RESP_MAX_ARGS];
+	static size_t argl[RESP_MAX_ARGS];
+
+	if (!is_scan(p) || p->argc < 2 || p->argl[1] != 4 || strncasecmp(p->argv[1], "next", 4))
+		return p;
+	memcpy(argv, p->argv, sizeof(*argv) * (size_t)p->argc);
+	memcpy(argl, p->argl, sizeof(*argl) * (size_t)p->argc);
+	argv[1] = s->cursor;
+	argl[1] = strlen(s->cursor);
+	*copy = *p;
+	copy->argv = argv;
+	copy->argl = argl;
+	return copy;
+}
+
+/* Keep the cursor of a SCAN reply, "*2\r\n$<n>\r\n<cursor>\r\n...". */
+static void remember_cursor(struct server *s, const struct resp_out *o)
+{
+	char *end;
+	if (o->len < 8 || memcmp(o->buf, "*2\r\n$", 5))
+		return;
+	unsigned long n = strtoul(o->buf + 5, &end, 10);
+	size_t at = (size_t)(end - o->buf) + 2;
+	CHECK(n > 0 && n < sizeof(s->cursor) && at + n + 2 <= o->len);
+	memcpy(s->cursor, o->buf + at, n);
+	s->cursor[n] = '\0';
+}
+
+static void server_exec(struct server *s, const struct resp_parser *parsed)
+{
+	struct resp_parser copy;
+	const struct resp_parser *p = substitute_cursor(s, parsed, &copy);
 	struct resp_out o;
 
 	if (s->closed)
 		return;
-	if (!s->env.cursors && p->argc > 0 && p->argl[0] == 4 && !strncasecmp(p->argv[0], "SCAN", 4)) {
+	if (!s->env.cursors && is_scan(p)) {
 		if (!cursors)
 			CHECK((cursors = resp_cursors_create()) != NULL);
 		s->env.cursors = cursors;
@@ -150,6 +195,8 @@ static void server_exec(struct server *s, const struct resp_parser *p)
 	if (!o.oom && p->argc > 0) {
 		CHECK(o.len >= 3 && strchr("+-:$*", o.buf[0]));
 		CHECK(o.buf[o.len - 2] == '\r' && o.buf[o.len - 1] == '\n');
+		if (is_scan(p))
+			remember_cursor(s, &o);
 	}
 	resp_out_free(&o);
 	CHECK(s->held == 0); /* every accounted byte given back */
