@@ -25,7 +25,7 @@ for t in "$@"; do
 	art=$OUT/artifacts/$t
 	if [[ $mode == smoke ]]; then rm -rf "$work"; fi
 	mkdir -p "$work" "$art"
-	cp -n fuzz/corpus/"$t"/* "$work"/ 2>/dev/null || true
+	cp fuzz/corpus/"$t"/* "$work"/ # the seeds again: same names, same bytes
 	log=$OUT/$mode-$t.log
 	echo "== fuzz $t: ${secs}s ($work)"
 	# -timeout: one input taking 10 s is a finding (a hang or a quadratic path), not patience.
