@@ -15,6 +15,8 @@
 #                  from a copy of the seed corpus; fails on any crash (part of make test, <1 min)
 #   make fuzz      the same for FUZZ_SECONDS each (default 300), keeping the grown corpus in
 #                  build-fuzz/campaign/ (docs/fuzzing.md)
+#   make model     the park/wake handshake checked exhaustively by SPIN in every configuration
+#                  of tools/model/park.pml (~3 min, ~4 GB; CTest model.park runs the quick set)
 #   make docs      the API reference (HTML in build/docs/html) from the public headers' kernel-doc
 #                  comments, with Doxygen; fails on any warning (scripts/api-docs.sh)
 #   make install   PREFIX=/usr/local (default)
@@ -28,7 +30,7 @@ FUZZ_SECONDS ?= 300
 CMAKE   := cmake -G Ninja -DJIFFY_WERROR=ON
 
 .PHONY: docs calibrate all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
-	demo bench install clean fuzz fuzz-smoke
+	demo bench install clean fuzz fuzz-smoke model
 
 all: build
 
@@ -78,6 +80,9 @@ fuzz-smoke: deps
 
 fuzz: deps
 	@fuzz/run.sh campaign $(FUZZ_SECONDS) $(FUZZ)
+
+model: deps
+	@tools/model/check.sh full
 
 demo: build
 	@scripts/deps.sh bench

@@ -35,6 +35,8 @@ want_pkg valgrind valgrind
 want_pkg doxygen doxygen
 # tests/core/check_usdt.sh attaches bpftrace to the USDT probes.
 want_pkg bpftrace bpftrace
+# tools/model/check.sh: the park/wake handshake checked by the SPIN model checker (model.park).
+want_pkg spin spin
 
 if [[ "${1:-build}" == bench ]]; then
 	want_pkg libboost-fiber-dev /usr/include/boost/fiber/all.hpp

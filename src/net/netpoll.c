@@ -76,7 +76,9 @@ uint32_t jf__net_poller_parked; /* one idle worker waits in epoll */
 
 static struct pdesc *chunks[PD_CHUNKS];
 static pthread_mutex_t np_init_lock = PTHREAD_MUTEX_INITIALIZER;
-static int np_epfd = -1, np_evfd = -1;
+/* np_epfd: every registered descriptor. np_park_epfd: np_epfd (readable when it has events) and
+ * np_evfd, waited on only by the parked poller (see jf_netpoll_park()). */
+static int np_epfd = -1, np_evfd = -1, np_park_epfd = -1;
 static uint32_t np_poll_lock;     /* one non-blocking poller at a time */
 static uint64_t np_last_poll_ns;
 static uint32_t np_pending_lock;
@@ -96,17 +98,23 @@ static int np_init(void)
 	pthread_mutex_lock(&np_init_lock);
 	if (np_epfd < 0) {
 		int ep = epoll_create1(EPOLL_CLOEXEC);
-		int ev = ep >= 0 ? eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1;
-		struct epoll_event e = {.events = EPOLLIN | EPOLLET, .data.u64 = EVFD_TAG};
+		int pk = ep >= 0 ? epoll_create1(EPOLL_CLOEXEC) : -1;
+		int ev = pk >= 0 ? eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1;
+		struct epoll_event e = {.events = EPOLLIN, .data.u64 = EVFD_TAG};
+		struct epoll_event inner = {.events = EPOLLIN, .data.u64 = 0};
 
-		if (ep < 0 || ev < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e) != 0) {
+		if (ep < 0 || pk < 0 || ev < 0 || epoll_ctl(pk, EPOLL_CTL_ADD, ev, &e) != 0 ||
+		    epoll_ctl(pk, EPOLL_CTL_ADD, ep, &inner) != 0) {
 			rc = -errno;
 			if (ep >= 0)
 				close(ep);
+			if (pk >= 0)
+				close(pk);
 			if (ev >= 0)
 				close(ev);
 		} else {
 			np_evfd = ev;
+			np_park_epfd = pk;
 			__atomic_store_n(&np_epfd, ep, __ATOMIC_RELEASE);
 		}
 	}
@@ -324,13 +332,6 @@ static unsigned handle_events(struct worker *w, const struct epoll_event *ev, in
 		struct pdesc *pd;
 		uint32_t e = ev[i].events;
 
-		if (d == EVFD_TAG) {
-			uint64_t v;
-			if (read(np_evfd, &v, sizeof(v)) < 0) {
-				/* EAGAIN: another poller drained it */
-			}
-			continue;
-		}
 		pd = pd_lookup((int)(uint32_t)d, false);
 		if (!pd)
 			continue;
@@ -352,7 +353,7 @@ static unsigned handle_events(struct worker *w, const struct epoll_event *ev, in
 }
 
 /* epoll_pwait2 (ns timeout) where the kernel has it, else epoll_wait (ms, rounded up). */
-static int np_wait(struct epoll_event *ev, uint64_t timeout_ns)
+static int np_wait(int epfd, struct epoll_event *ev, int max, uint64_t timeout_ns)
 {
 	static int no_pwait2;
 	struct timespec ts, *tsp = NULL;
@@ -364,12 +365,12 @@ static int np_wait(struct epoll_event *ev, uint64_t timeout_ns)
 			ts.tv_nsec = (long)(timeout_ns % 1000000000u);
 			tsp = &ts;
 		}
-		n = epoll_pwait2(np_epfd, ev, MAX_EVENTS, tsp, NULL);
+		n = epoll_pwait2(epfd, ev, max, tsp, NULL);
 		if (n >= 0 || errno != ENOSYS)
 			return n;
 		__atomic_store_n(&no_pwait2, 1, __ATOMIC_RELAXED);
 	}
-	return epoll_wait(np_epfd, ev, MAX_EVENTS,
+	return epoll_wait(epfd, ev, max,
 			  timeout_ns == UINT64_MAX ? -1 : (int)((timeout_ns + 999999u) / 1000000u));
 }
 
@@ -392,7 +393,7 @@ unsigned jf_netpoll_poll(struct worker *w, uint64_t now)
 		return 0;
 	__atomic_store_n(&np_last_poll_ns, now, __ATOMIC_RELAXED);
 	saved = errno; /* a uthread is on this stack: its errno must not change */
-	n = np_wait(ev, 0);
+	n = np_wait(np_epfd, ev, MAX_EVENTS, 0);
 	jf_spin_unlock(&np_poll_lock);
 	woken = handle_events(w, ev, n > 0 ? n : 0);
 	errno = saved;
@@ -400,17 +401,42 @@ unsigned jf_netpoll_poll(struct worker *w, uint64_t now)
 	return woken;
 }
 
+/*
+ * The parked poller sleeps on np_park_epfd, not on np_epfd: the eventfd that kicks it
+ * (jf_netpoll_break) is in np_park_epfd only, where no other thread waits. Were it in np_epfd, a
+ * worker polling np_epfd without blocking (its idle spin, a scheduling path) could take the
+ * eventfd's event meant for the parked poller, which then slept on with work queued for it: a
+ * lost wakeup that core.parkwake's epoll mode hits within a second (the 10 ms park bound of
+ * old turned it into a delay). Once woken, the descriptors' events are taken from np_epfd
+ * without blocking; a busy poller may have taken them first, which is no loss. A worker becomes
+ * the poller only after the previous one read the eventfd, and looks at its own park_state
+ * once it holds the slot: a kick that came before was perhaps read by its predecessor (found by
+ * SPIN in tools/model/park.pml), a kick that comes after finds the eventfd waited on by it alone.
+ */
 bool jf_netpoll_park(struct worker *w, uint64_t timeout_ns)
 {
 	struct epoll_event ev[MAX_EVENTS];
 	int n;
 
-	if (__atomic_exchange_n(&jf__net_poller_parked, 1, __ATOMIC_ACQUIRE))
+	if (__atomic_exchange_n(&jf__net_poller_parked, 1, __ATOMIC_SEQ_CST))
 		return false;
+	/* Kicked before it took the slot: that kick's eventfd write may have been read by the
+	 * poller before this one (it ends only once it read it), so do not wait for it. */
+	if (__atomic_load_n(&w->park_state, __ATOMIC_SEQ_CST) != WK_PARKED_POLL) {
+		__atomic_store_n(&jf__net_poller_parked, 0, __ATOMIC_RELEASE);
+		return true;
+	}
 	STAT_INC(w, parks);
-	n = np_wait(ev, timeout_ns);
+	n = np_wait(np_park_epfd, ev, 2, timeout_ns);
+	for (int i = 0; i < n; i++) {
+		uint64_t v;
+		if (ev[i].data.u64 == EVFD_TAG && read(np_evfd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: drained already (a kick for a worker that did not sleep) */
+		}
+	}
 	__atomic_store_n(&jf__net_poller_parked, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&np_last_poll_ns, jf_now_ns(), __ATOMIC_RELAXED);
+	n = np_wait(np_epfd, ev, MAX_EVENTS, 0);
 	handle_events(w, ev, n > 0 ? n : 0);
 	STAT_INC(w, netpolls);
 	return true;
