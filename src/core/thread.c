@@ -292,6 +292,17 @@ static inline void jf_view_runnable(struct jf_thread *t, enum jf_enqueue_reason 
 	}
 }
 
+/* New attributes from jf_thread_set_sched_attr(), applied before the policy sees @t again. */
+static inline void apply_sched_attr(struct jf_thread *t)
+{
+	if (JF_UNLIKELY(__atomic_load_n(&t->attr_pending, __ATOMIC_ACQUIRE))) {
+		jf_spin_lock(&t->attr_lock);
+		t->task.attr = t->attr_next;
+		t->attr_pending = 0;
+		jf_spin_unlock(&t->attr_lock);
+	}
+}
+
 /*
  * What @w runs next. If @enq is not NULL it is made runnable for @reason first, in the same
  * policy step when the policy offers enqueue_pick (one queue lock on the yield path). Falls back
@@ -312,6 +323,7 @@ static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *en
 		t = p->ops->pick_next(p, w->id, now);
 	} else if (p->ops->enqueue_pick) {
 		int target;
+		apply_sched_attr(enq); /* as make_runnable_at(): the joiner woken at exit too */
 		enq->task.runnable_ns = now;
 		jf_view_runnable(enq, reason, 0);
 		t = p->ops->enqueue_pick(p, w->id, &enq->task, reason, now, &target);
@@ -356,17 +368,6 @@ void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next)
 	tsan_enter(next->tsan_fiber);
 	jf_ctx_switch(&w->sched_ctx, &next->ctx, &w->sched_on_cpu);
 	asan_entered(fake);
-}
-
-/* New attributes from jf_thread_set_sched_attr(), applied before the policy sees @t again. */
-static inline void apply_sched_attr(struct jf_thread *t)
-{
-	if (JF_UNLIKELY(__atomic_load_n(&t->attr_pending, __ATOMIC_ACQUIRE))) {
-		jf_spin_lock(&t->attr_lock);
-		t->task.attr = t->attr_next;
-		t->attr_pending = 0;
-		jf_spin_unlock(&t->attr_lock);
-	}
 }
 
 /* @cur stops running (yield, preempt, block, exit): add this run to its ran_ns. */
