@@ -59,7 +59,6 @@ size_t kvproto_handle(struct kvstore *kv, const void *req, size_t len, void *rep
 	r.status = JP_OK;
 
 	const char *key = (const char *)req + sizeof(q);
-	const char *val = key + q.key_len;
 	bool pad = q.flags & JP_F_PAD;
 	if (q.version != JP_VERSION || (q.flags & ~JP_F_PAD) || (pad && q.op == JP_PUT)) {
 		r.status = JP_BAD_REQUEST;
@@ -93,7 +92,8 @@ size_t kvproto_handle(struct kvstore *kv, const void *req, size_t len, void *rep
 			break;
 		}
 		case JP_PUT:
-			if (kvstore_put(kv, key, q.key_len, val, q.val_len, &err) != 0)
+			/* the value follows the key: formed only once the lengths were checked */
+			if (kvstore_put(kv, key, q.key_len, key + q.key_len, q.val_len, &err) != 0)
 				r.status = JP_SERVER_ERROR;
 			break;
 		case JP_DEL: {
