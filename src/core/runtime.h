@@ -30,6 +30,7 @@
 
 #include <jiffy/jiffy.h>
 
+#include "../common/assert.h"
 #include "../common/spinlock.h"
 #include "../preempt/preempt.h"
 #include "context.h"
@@ -37,6 +38,10 @@
 
 struct worker;
 
+/* struct jf_thread.state. Transitions (jf_ut_set_state() checks them under JF_ASSERT):
+ *   created RUNNABLE -> RUNNING (prepare_run, or picked again before it left);
+ *   RUNNING -> RUNNABLE (yield, preemption), -> BLOCKED (jf_sched_block_then), -> EXITED;
+ *   BLOCKED -> RUNNABLE (woken); RUNNABLE -> RUNNABLE only for a new uthread's first enqueue. */
 enum uthread_state {
 	UT_RUNNABLE = 0,
 	UT_RUNNING,
@@ -291,6 +296,21 @@ struct worker *jf_this_worker(void); /* NULL outside workers */
 void jf_set_this_worker(struct worker *w);
 
 /* The running uthread, or NULL (not a uthread, or the scheduler loop). */
+/*
+ * Move @t to @to, which must be allowed from its state (@from_mask: bits 1u << UT_*). Relaxed
+ * atomics: the transitions are ordered by the queue or lock that hands @t over; join reads the
+ * state under jlock.
+ */
+static inline void jf_ut_set_state(struct jf_thread *t, unsigned from_mask, enum uthread_state to)
+{
+	JF_ASSERT(from_mask & (1u << __atomic_load_n(&t->state, __ATOMIC_RELAXED)),
+		  "uthread %llu: state %u -> %u is not a transition (allowed from 0x%x)",
+		  (unsigned long long)t->task.id, (unsigned)__atomic_load_n(&t->state, __ATOMIC_RELAXED),
+		  (unsigned)to, from_mask);
+	__atomic_store_n(&t->state, (uint8_t)to, __ATOMIC_RELAXED);
+}
+#define UT_FROM(s) (1u << (s))
+
 static inline struct jf_thread *jf_current(void)
 {
 	struct worker *w = jf_this_worker();

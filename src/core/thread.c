@@ -229,6 +229,7 @@ static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
 	jf_wait_off_cpu(next);
 	now = jf_now_ns();
 	delay = ns_since(now, JF_VIEW_GET(next, state_ns));
+	jf_ut_set_state(next, UT_FROM(UT_RUNNABLE), UT_RUNNING);
 	next->on_cpu = 1;
 	next->worker = w;
 	next->task.last_worker = w->id;
@@ -292,6 +293,16 @@ static inline void jf_view_runnable(struct jf_thread *t, enum jf_enqueue_reason 
 	}
 }
 
+/* @t becomes runnable for @reason: from running (yield, preemption), blocked (woken) or new. */
+static inline void make_runnable_state(struct jf_thread *t, enum jf_enqueue_reason reason)
+{
+	jf_ut_set_state(t,
+			reason == JF_ENQ_WOKEN	 ? UT_FROM(UT_BLOCKED)
+			: reason == JF_ENQ_NEW ? UT_FROM(UT_RUNNABLE)
+					       : UT_FROM(UT_RUNNING),
+			UT_RUNNABLE);
+}
+
 /* New attributes from jf_thread_set_sched_attr(), applied before the policy sees @t again. */
 static inline void apply_sched_attr(struct jf_thread *t)
 {
@@ -324,6 +335,7 @@ static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *en
 	} else if (p->ops->enqueue_pick) {
 		int target;
 		apply_sched_attr(enq); /* as make_runnable_at(): the joiner woken at exit too */
+		make_runnable_state(enq, reason);
 		enq->task.runnable_ns = now;
 		jf_view_runnable(enq, reason, 0);
 		t = p->ops->enqueue_pick(p, w->id, &enq->task, reason, now, &target);
@@ -391,6 +403,10 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 	void *fake = NULL;
 	uint64_t now;
 
+	JF_ASSERT(jf_pcount() >= 1, "uthread %llu reschedules with preemption enabled (count %d)",
+		  (unsigned long long)cur->task.id, (int)jf_pcount());
+	JF_ASSERT(w && w->cur == cur, "uthread %llu reschedules but its worker runs another",
+		  (unsigned long long)cur->task.id);
 	if (enq)
 		account_run(cur);
 	cur->saved_errno = *errno_slot();
@@ -401,6 +417,7 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		next = pick_next(w, enq, reason);
 
 	if (next == cur) { /* woken or re-picked before it left: keep running */
+		jf_ut_set_state(cur, UT_FROM(UT_RUNNABLE), UT_RUNNING);
 		now = jf_now_ns();
 		w->cur = cur;
 		if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
@@ -447,6 +464,8 @@ __attribute__((noreturn)) static void exit_switch(struct jf_thread *cur, struct 
 	struct worker *w = cur->worker;
 	struct jf_thread *next = NULL;
 
+	JF_ASSERT(jf_pcount() >= 1, "uthread %llu exits with preemption enabled",
+		  (unsigned long long)cur->task.id);
 	if (!atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
 		next = pick_next(w, joiner, JF_ENQ_WOKEN);
 	if (next && JF_UNLIKELY(next_still_on_cpu(w, next)))
@@ -589,6 +608,7 @@ static void make_runnable_at(struct worker *w, struct jf_thread *t,
 	uint64_t now = jf_policy_now();
 
 	apply_sched_attr(t);
+	make_runnable_state(t, reason);
 	t->task.runnable_ns = now;
 	jf_view_runnable(t, reason, tnow);
 	after_enqueue(w, p->ops->enqueue(p, w->id, &t->task, reason, now), &t->task, reason);
@@ -604,7 +624,10 @@ void jf_sched_block_then(uint32_t *unlock, void (*publish)(void *arg), void *arg
 	struct jf_thread *cur = jf_current();
 	struct worker *w = cur->worker;
 	struct jf_policy *p = &jf_rt->policy;
+	JF_ASSERT(jf_pcount() >= 1, "uthread %llu blocks with preemption enabled",
+		  (unsigned long long)cur->task.id);
 	account_run(cur);
+	jf_ut_set_state(cur, UT_FROM(UT_RUNNING), UT_BLOCKED);
 	JF_VIEW_SET(cur, vstate, UV_BLOCKED);
 	JF_PROBE2(block, cur->task.id, JF_VIEW_GET(cur, wait_on));
 	if (p->ops->blocked)
@@ -784,7 +807,7 @@ static void uthread_exit(struct jf_thread *cur, void *retval)
 
 	jf_spin_lock(&cur->jlock);
 	cur->retval = retval;
-	cur->state = UT_EXITED;
+	jf_ut_set_state(cur, UT_FROM(UT_RUNNING), UT_EXITED);
 	JF_VIEW_SET(cur, vstate, UV_EXITED);
 	joiner = cur->joiner;
 	detached = cur->detached;
@@ -821,7 +844,7 @@ static int jf_join_in_runtime(jf_thread_t *t, void **retval)
 		jf_spin_unlock(&t->jlock);
 		return -EINVAL;
 	}
-	if (t->state != UT_EXITED) {
+	if (__atomic_load_n(&t->state, __ATOMIC_RELAXED) != UT_EXITED) {
 		t->joiner = cur;
 		jf_wait_note(cur, "join", t);
 		jf_sched_block(&t->jlock); /* woken by uthread_exit */
@@ -849,7 +872,7 @@ static int jf_detach_in_runtime(jf_thread_t *t)
 		jf_spin_unlock(&t->jlock);
 		return -EINVAL;
 	}
-	exited = t->state == UT_EXITED;
+	exited = __atomic_load_n(&t->state, __ATOMIC_RELAXED) == UT_EXITED;
 	t->detached = 1;
 	jf_spin_unlock(&t->jlock);
 	if (exited) {

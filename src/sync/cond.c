@@ -26,7 +26,7 @@ static bool cond_timeout_fired(void *arg)
 	bool removed;
 
 	jf_spin_lock(&ct->c->lock);
-	removed = waitq_remove(&ct->c->waiters, ct->t);
+	removed = waitq_remove(&ct->c->waiters, &ct->c->lock, ct->t);
 	jf_spin_unlock(&ct->c->lock);
 	return removed;
 }
@@ -42,7 +42,7 @@ static int cond_wait_common(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline, bool
 	if (timed && jf_now_ns() >= deadline)
 		return -ETIMEDOUT;
 	jf_spin_lock(&c->lock);
-	waitq_push(&c->waiters, cur);
+	waitq_push(&c->waiters, &c->lock, cur);
 	jf_wait_note(cur, "cond", c);
 	jf_mutex_unlock(m);
 	if (timed)
@@ -72,7 +72,7 @@ static void cond_wake(jf_cond_t *c, bool all)
 		return; /* no waiter was queued before the caller's (mutex-ordered) state change */
 	jf_spin_lock(&c->lock);
 	do {
-		t = waitq_pop(&c->waiters);
+		t = waitq_pop(&c->waiters, &c->lock);
 		if (!t)
 			break;
 		if (tail)

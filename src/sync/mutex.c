@@ -50,7 +50,7 @@ static void jf_mutex_lock_in_runtime(jf_mutex_t *m)
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			break;
 	}
-	waitq_push(&m->waiters, cur);
+	waitq_push(&m->waiters, &m->lock, cur);
 	jf_wait_note(cur, "mutex", m);
 	jf_sched_block(&m->lock);
 	/* Handed over by jf_mutex_unlock(): we own it, and m->owner was set for us. */
@@ -77,12 +77,9 @@ static int jf_mutex_unlock_in_runtime(jf_mutex_t *m)
 						  __ATOMIC_RELAXED)))
 		return 0;
 	jf_spin_lock(&m->lock);
-	next = waitq_pop(&m->waiters);
-	if (!next) { /* cannot happen: WAITERS is set only with a waiter queued */
-		__atomic_store_n(&m->state, 0, __ATOMIC_RELEASE);
-		jf_spin_unlock(&m->lock);
-		return 0;
-	}
+	next = waitq_pop(&m->waiters, &m->lock);
+	/* WAITERS is set only with a waiter queued (under m->lock): a broken mutex, not a case. */
+	JF_BUG_ON(!next, "mutex %p: state says a uthread waits, its queue is empty", (void *)m);
 	if (!m->waiters.head)
 		__atomic_store_n(&m->state, MX_LOCKED, __ATOMIC_RELAXED);
 	m->owner = next;

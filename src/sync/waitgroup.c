@@ -60,7 +60,7 @@ static void jf_waitgroup_wait_in_runtime(jf_waitgroup_t *wg)
 		jf_spin_unlock(&wg->lock);
 		return;
 	}
-	waitq_push(&wg->waiters, cur);
+	waitq_push(&wg->waiters, &wg->lock, cur);
 	jf_wait_note(cur, "waitgroup", wg);
 	jf_sched_block(&wg->lock);
 }

@@ -2,7 +2,8 @@
  * waitq.h - FIFO wait queues of blocked uthreads, linked through jf_thread.wq_next.
  *
  * Owns: the queue operations every blocking primitive uses. The caller holds the spinlock that
- * protects the queue; wq_queued tells a timeout callback whether the uthread is still queued.
+ * protects the queue and passes it (@lock), which JF_ASSERT checks is held; wq_queued tells a
+ * timeout callback whether the uthread is still queued.
  */
 #ifndef JIFFY_WAITQ_H
 #define JIFFY_WAITQ_H
@@ -11,8 +12,10 @@
 
 #include "../core/runtime.h"
 
-static inline void waitq_push(struct jf_waitq *q, struct jf_thread *t)
+static inline void waitq_push(struct jf_waitq *q, const uint32_t *lock, struct jf_thread *t)
 {
+	JF_ASSERT(jf_spin_is_locked(lock), "wait queue %p pushed without its lock", (void *)q);
+	JF_ASSERT(!t->wq_queued, "uthread %llu queued twice", (unsigned long long)t->task.id);
 	t->wq_next = NULL;
 	t->wq_queued = 1;
 	if (q->tail)
@@ -22,8 +25,9 @@ static inline void waitq_push(struct jf_waitq *q, struct jf_thread *t)
 	q->tail = t;
 }
 
-static inline struct jf_thread *waitq_pop(struct jf_waitq *q)
+static inline struct jf_thread *waitq_pop(struct jf_waitq *q, const uint32_t *lock)
 {
+	JF_ASSERT(jf_spin_is_locked(lock), "wait queue %p popped without its lock", (void *)q);
 	struct jf_thread *t = q->head;
 	if (!t)
 		return NULL;
@@ -36,9 +40,11 @@ static inline struct jf_thread *waitq_pop(struct jf_waitq *q)
 }
 
 /* Remove @t from anywhere in @q. Return: false if it was not queued. */
-static inline bool waitq_remove(struct jf_waitq *q, struct jf_thread *t)
+static inline bool waitq_remove(struct jf_waitq *q, const uint32_t *lock, struct jf_thread *t)
 {
 	struct jf_thread *prev = NULL, *it;
+
+	JF_ASSERT(jf_spin_is_locked(lock), "wait queue %p changed without its lock", (void *)q);
 
 	if (!t->wq_queued)
 		return false;
