@@ -15,6 +15,9 @@
 #                  from a copy of the seed corpus; fails on any crash (part of make test, <1 min)
 #   make fuzz      the same for FUZZ_SECONDS each (default 300), keeping the grown corpus in
 #                  build-fuzz/campaign/ (docs/fuzzing.md)
+#   make soak      the long campaigns CI samples (run weekly): the core, sync and net suites under
+#                  every policy and mechanism (tests/stress/policy_matrix.sh) and the park/wake
+#                  stress, 1,000 runs per park mode under CPU hogs (tests/stress/parkwake.sh)
 #   make model     the park/wake handshake checked exhaustively by SPIN in every configuration
 #                  of tools/model/park.pml (~3 min, ~4 GB; CTest model.park runs the quick set)
 #   make docs      the API reference (HTML in build/docs/html) from the public headers' kernel-doc
@@ -30,7 +33,7 @@ FUZZ_SECONDS ?= 300
 CMAKE   := cmake -G Ninja -DJIFFY_WERROR=ON
 
 .PHONY: docs calibrate all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
-	demo bench install clean fuzz fuzz-smoke model
+	demo bench install clean fuzz fuzz-smoke model soak
 
 all: build
 
@@ -83,6 +86,12 @@ fuzz: deps
 
 model: deps
 	@tools/model/check.sh full
+
+soak: build
+	@echo "== the policy x mechanism matrix (tests/stress/policy_matrix.sh) =="
+	@tests/stress/policy_matrix.sh $(BUILD)
+	@echo "== park/wake under CPU hogs (tests/stress/parkwake.sh) =="
+	@tests/stress/parkwake.sh $(BUILD)/tests/test_core_parkwake 1000
 
 demo: build
 	@scripts/deps.sh bench
