@@ -109,6 +109,19 @@ static inline void jft_config(struct jf_config *cfg, unsigned workers)
 }
 
 /*
+ * jft_config_fixed() - the defaults with @workers, @policy and @preempt set, the environment
+ * ignored: for tests whose checks hold only under that configuration.
+ */
+static inline void jft_config_fixed(struct jf_config *cfg, unsigned workers, const char *policy,
+				    const char *preempt)
+{
+	jf_config_default(cfg);
+	cfg->workers = workers;
+	snprintf(cfg->policy, sizeof(cfg->policy), "%s", policy);
+	snprintf(cfg->preempt, sizeof(cfg->preempt), "%s", preempt);
+}
+
+/*
  * jft_config_good_env() - the defaults with one JIFFY_* variable @name=@value applied: it must
  * be accepted and validate (the variable is unset again afterwards).
  */

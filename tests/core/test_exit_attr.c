@@ -111,10 +111,7 @@ int main(void)
 {
 	struct jf_config cfg;
 
-	jf_config_default(&cfg);
-	cfg.workers = 2;
-	snprintf(cfg.policy, sizeof(cfg.policy), "fifo");
-	snprintf(cfg.preempt, sizeof(cfg.preempt), "none");
+	jft_config_fixed(&cfg, 2, "fifo", "none");
 	CHECK_EQ(jf_run(&cfg, main_fn, NULL, NULL), 0);
 	printf("core.exit_attr: ok\n");
 	return 0;

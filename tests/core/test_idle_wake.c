@@ -168,10 +168,7 @@ int main(void)
 {
 	struct jf_config cfg;
 
-	jf_config_default(&cfg);
-	cfg.workers = 2;
-	snprintf(cfg.policy, sizeof(cfg.policy), "fifo");
-	snprintf(cfg.preempt, sizeof(cfg.preempt), "none");
+	jft_config_fixed(&cfg, 2, "fifo", "none");
 	cfg.spin_ns = 0;
 	cfg.spin_max_ns = 0;
 	CHECK_EQ(jf_run(&cfg, main_fn, NULL, NULL), 0);

@@ -150,10 +150,7 @@ static void run(const char *m)
 	atomic_store(&passes, 0);
 	atomic_store(&done, 0);
 	max_gap_ns = 0;
-	jf_config_default(&cfg);
-	cfg.workers = 2;
-	snprintf(cfg.policy, sizeof(cfg.policy), "fifo");
-	snprintf(cfg.preempt, sizeof(cfg.preempt), "none");
+	jft_config_fixed(&cfg, 2, "fifo", "none");
 	/* futex: every idle moment is a park. epoll: a short spin, so that parks are frequent and
 	 * the other worker often polls without blocking (every spin round) meanwhile. */
 	cfg.spin_ns = strcmp(m, "futex") == 0 ? 0 : 5000;
