@@ -35,13 +35,6 @@ struct runtime *jf_rt;
 
 static _Atomic int runtime_active;
 
-/* thread.c */
-void jf_finish_switch(struct worker *w);
-struct jf_thread *jf_sched_pick(struct worker *w);
-void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next);
-void jf_errno_check(void);
-int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn fn, void *arg,
-		     struct jf_thread **out);
 
 void jf_die(const char *fmt, ...)
 {

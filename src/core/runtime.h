@@ -331,6 +331,21 @@ static inline uint64_t jf_policy_now(void)
 /* Make @t runnable for @reason from worker @w (the caller's), waking a worker if needed. */
 void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enqueue_reason reason);
 
+/* The worker loop's side of thread.c (runtime.c). */
+/* Finish the switch that brought this context in: free a reaped stack, release the handoff. */
+void jf_finish_switch(struct worker *w);
+/* What @w runs next from its scheduler loop (NULL: nothing; steals where the policy allows). */
+struct jf_thread *jf_sched_pick(struct worker *w);
+/* Switch from @w's scheduler loop into @next until the loop is needed again. */
+void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next);
+/* Abort unless errno sits at the same thread-pointer offset on this thread (jiffy/thread.h). */
+void jf_errno_check(void);
+/* Create a uthread on worker @w, not yet runnable (jf_spawn, and jf_run for main). */
+int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn fn, void *arg,
+		     struct jf_thread **out);
+/* The netpoller has a waiter and no worker in epoll: wake a parked worker to poll (netpoll.c). */
+void jf_kick_parked_worker(struct worker *self);
+
 /*
  * jf_sched_block() - the calling uthread stops running until someone makes it runnable with
  * jf_sched_make_runnable(..., JF_ENQ_WOKEN). If @unlock is not NULL the spinlock is released after

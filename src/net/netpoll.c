@@ -85,8 +85,6 @@ static uint32_t np_pending_lock;
 static struct net_waiter *np_pending; /* woken off-worker, to be made runnable */
 
 /* thread.c */
-void jf_kick_parked_worker(struct worker *self);
-
 /* --- setup and the descriptor table -------------------------------------------------------- */
 
 static int np_init(void)
