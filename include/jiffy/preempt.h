@@ -25,6 +25,7 @@
 
 #include <jiffy/export.h>
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -47,6 +48,17 @@ struct jf__preempt_tls {
 	uint64_t probe_tsc;  /* when jf__probe_armed() last read the TSC (0: not since arming) */
 	int64_t probe_span;  /* the count it set then */
 };
+/* The offsets the inline asm below and the probe pass (tools/probe-pass/JiffyProbes.cpp) use. */
+#ifdef __cplusplus
+#define JF__STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define JF__STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+JF__STATIC_ASSERT(offsetof(struct jf__preempt_tls, count) == 0, "jf_preempt_disable's asm: count at 0");
+JF__STATIC_ASSERT(offsetof(struct jf__preempt_tls, pending) == 4, "jf_preempt_enable's asm: pending at 4");
+JF__STATIC_ASSERT(offsetof(struct jf__preempt_tls, poll) == 8, "jf_safepoint's asm: poll at 8");
+JF__STATIC_ASSERT(offsetof(struct jf__preempt_tls, probe_left) == 16,
+		  "the probe pass's asm: probe_left at 16");
 extern JF_API __thread struct jf__preempt_tls jf__preempt
 	__attribute__((tls_model("initial-exec")));
 JF_API void jf__preempt_enable_slow(void);
