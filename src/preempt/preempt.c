@@ -247,11 +247,15 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 	if (pc && rt->mech->uses_signal) {
 		/*
 		 * The signal is blocked while its handler runs (no SA_NODEFER), so nothing nests
-		 * while we decide. Before other uthreads run on this kernel thread, unblock it: one
-		 * system call per preemption, none per switch. The frame's uc_sigmask (rewritten to
-		 * the worker's mask when this uthread resumes) unblocks it for this one again.
+		 * while we decide. Before other uthreads run on this kernel thread, give it the
+		 * worker's own mask back: one system call per preemption, none per switch. Not
+		 * just the preemption signal unblocked: the interrupted uthread may have been in a
+		 * handler of its own (SIGUSR1 blocked until that handler returns, which it now does
+		 * on whichever worker resumes it), and that block must not stay with this kernel
+		 * thread (preempt.signals under central, which moves uthreads between workers).
+		 * The frame's uc_sigmask, the uthread's own mask, is restored when it resumes.
 		 */
-		pthread_sigmask(SIG_UNBLOCK, &rt->psig_set, NULL);
+		pthread_sigmask(SIG_SETMASK, &w->sigmask, NULL);
 	}
 	seq = w->run_seq;
 	jf_sched_preempt(cur);
