@@ -6,13 +6,13 @@
 # binary's watchdog aborts a run with no progress for 10 s) and no single wait, the longest gap
 # between two passes of a run, may exceed BOUND_MS. Prints the distribution of those longest
 # gaps (median, p99, max per mode) for docs/design.md.
-# usage: tests/stress/parkwake.sh [path/to/test_core_parkwake] [RUNS=1000] [ROUNDS=5000] [BOUND_MS=1000]
+# usage: tests/stress/parkwake.sh [path/to/test_core_parkwake] [RUNS=1000] [ROUNDS=5000] [BOUND_MS=5000]
 set -euo pipefail
 
 bin=${1:-build/tests/test_core_parkwake}
 runs=${2:-1000}
 rounds=${3:-5000}
-bound_ms=${4:-1000}
+bound_ms=${4:-5000}
 [[ -x $bin ]] || { echo "parkwake.sh: $bin is not built (make build)" >&2; exit 2; }
 # A private copy: a rebuild during the ~30 minutes must not replace the binary under the runs.
 tmp=$(mktemp -d)
