@@ -285,13 +285,15 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 static bool request(uintptr_t pc, enum request_src src)
 {
 	struct runtime *rt = jf_rt;
-	struct worker *w = jf_this_worker();
+	struct worker *w;
 	struct jf_thread *cur;
 	bool preempted = false;
 
-	if (!rt || !w || !(cur = w->cur))
-		return false; /* not a worker, or its scheduler loop: nothing to preempt */
 	if (jf_pcount() > 0) {
+		/* Nothing switches this uthread while the count is raised: its worker is stable. */
+		w = jf_this_worker();
+		if (!rt || !w || !w->cur)
+			return false; /* not a worker, or its scheduler loop: nothing to preempt */
 		/* Taken by the outermost jf_preempt_enable(), and counted by the path it came in
 		 * by (a signal that lands in a region is still a signal's preemption): src + 1. */
 		jf_ptls()->pending = (int32_t)src + 1;
@@ -303,10 +305,22 @@ static bool request(uintptr_t pc, enum request_src src)
 	 * in its own handler) only marks itself pending instead of re-entering.
 	 */
 	for (;;) {
+		/*
+		 * Raise the count BEFORE reading the worker. Called from a safepoint or from
+		 * jf_preempt_enable() the count was 0: a signal may preempt this uthread at any
+		 * instruction up to here and resume it on another worker, and a worker read before
+		 * that names the old one, whose cur is now another uthread. Preempting that one
+		 * from here saved this stack as its context: one context resumed twice (hybrid, where
+		 * a safepoint and the signal after the grace period meet, crashed 1 run in 25).
+		 */
 		jf_pcount_set(1);
+		w = jf_this_worker();
+		if (!rt || !w || !(cur = w->cur)) {
+			jf_pcount_set(0);
+			return preempted; /* not a worker: nothing to preempt */
+		}
 		jf_ptls()->pending = 0;
 		preempted |= decide_and_preempt(rt, w, cur, pc, src);
-		w = cur->worker;
 		jf_pcount_set(0);
 		/*
 		 * A request that arrived while we decided, or while this uthread was switched out
@@ -344,13 +358,16 @@ void jf__preempt_enable_slow(void)
 
 void jf__safepoint_slow(void)
 {
-	struct jf__preempt_tls *p = jf_ptls();
-	struct worker *w = jf_this_worker();
+	struct worker *w;
 	int saved_errno = errno; /* as across jf_preempt_enable() */
 
-	__atomic_store_n(&p->poll, 0, __ATOMIC_RELAXED);
+	/* Count raised: a signal cannot move this uthread between reading and using its worker. */
+	jf_preempt_disable();
+	__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED);
+	w = jf_this_worker();
 	if (w)
 		STAT_INC(w, preempt_requests); /* a safepoint flag answered */
+	jf_pcount_set(jf_pcount() - 1); /* what arrived meanwhile, request() decides now */
 	request(0, SRC_SAFEPOINT);
 	errno = saved_errno;
 }

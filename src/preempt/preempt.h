@@ -79,16 +79,27 @@ static inline struct jf__preempt_tls *jf_ptls(void)
 	return p;
 }
 
+/*
+ * The count is read and written by ONE %fs-relative instruction, like jf_preempt_disable()'s
+ * incl: at count 0 a signal may preempt the uthread between computing this thread's address
+ * (jf_ptls()) and using it, and resume it on another worker. A store through the old address
+ * raised the count of the uthread now running on the old worker (never preempted again) and left
+ * this one unprotected.
+ */
 static inline int32_t jf_pcount(void)
 {
-	return __atomic_load_n(&jf_ptls()->count, __ATOMIC_RELAXED);
+	int32_t c;
+	__asm__ volatile(JF__PREEMPT_TLS_ASM("movl", 0) ", %0" : "=r"(c) : : "rax", "memory");
+	return c;
 }
 
 static inline void jf_pcount_set(int32_t v)
 {
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&jf_ptls()->count, v, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__asm__ volatile("movq jf__preempt@gottpoff(%%rip), %%rax\n\t"
+			 "movl %0, %%fs:0(%%rax)"
+			 :
+			 : "r"(v)
+			 : "rax", "memory");
 }
 
 /* Enter / leave the runtime from a public API call (see the invariant above). */
