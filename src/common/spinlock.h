@@ -4,13 +4,49 @@
  * Owns: the only lock the runtime and the policies use for their own short critical sections.
  * Pure atomics, no system call, so policy code that uses it still runs in the simulator.
  * Invariant: hold it only for a few hundred instructions and never across a context switch
- * (the one exception, handing a lock to the next context, is spelled out where it happens).
+ * (checked at every switch where JF_ASSERT is on: jf_spins_held()).
  */
 #ifndef JIFFY_SPINLOCK_H
 #define JIFFY_SPINLOCK_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include <jiffy/preempt.h>
+
+#include "assert.h"
+
+/*
+ * JF_ASSERT builds count the spinlocks this kernel thread holds (jf__preempt.spins_held), so
+ * that a switch with one held is caught (thread.c). One %fs-relative instruction: a uthread
+ * moved to another worker between computing the address and using it would count on the old.
+ */
+static inline void jf__spins_held_add(int32_t d)
+{
+#if JF_ASSERTS
+	__asm__ volatile("movq jf__preempt@gottpoff(%%rip), %%rax\n\t"
+			 "addl %0, %%fs:40(%%rax)"
+			 :
+			 : "r"(d)
+			 : "rax", "memory", "cc");
+#else
+	(void)d;
+#endif
+}
+
+/* How many runtime spinlocks this kernel thread holds (0 where JF_ASSERTS is 0). */
+static inline int32_t jf_spins_held(void)
+{
+	int32_t n = 0;
+#if JF_ASSERTS
+	__asm__ volatile("movq jf__preempt@gottpoff(%%rip), %%rax\n\t"
+			 "movl %%fs:40(%%rax), %0"
+			 : "=r"(n)
+			 :
+			 : "rax", "memory");
+#endif
+	return n;
+}
 
 static inline void jf_cpu_relax(void)
 {
@@ -19,8 +55,11 @@ static inline void jf_cpu_relax(void)
 
 static inline bool jf_spin_trylock(uint32_t *l)
 {
-	return __atomic_load_n(l, __ATOMIC_RELAXED) == 0 &&
-	       __atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE) == 0;
+	bool got = __atomic_load_n(l, __ATOMIC_RELAXED) == 0 &&
+		   __atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE) == 0;
+	if (got)
+		jf__spins_held_add(1);
+	return got;
 }
 
 static inline void jf_spin_lock(uint32_t *l)
@@ -29,10 +68,12 @@ static inline void jf_spin_lock(uint32_t *l)
 		while (__atomic_load_n(l, __ATOMIC_RELAXED) != 0)
 			jf_cpu_relax();
 	}
+	jf__spins_held_add(1);
 }
 
 static inline void jf_spin_unlock(uint32_t *l)
 {
+	jf__spins_held_add(-1);
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 

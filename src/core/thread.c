@@ -407,6 +407,8 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		  (unsigned long long)cur->task.id, (int)jf_pcount());
 	JF_ASSERT(w && w->cur == cur, "uthread %llu reschedules but its worker runs another",
 		  (unsigned long long)cur->task.id);
+	JF_ASSERT(jf_spins_held() == 0, "uthread %llu reschedules holding %d runtime spinlock(s)",
+		  (unsigned long long)cur->task.id, (int)jf_spins_held());
 	if (enq)
 		account_run(cur);
 	cur->saved_errno = *errno_slot();
@@ -466,6 +468,8 @@ __attribute__((noreturn)) static void exit_switch(struct jf_thread *cur, struct 
 
 	JF_ASSERT(jf_pcount() >= 1, "uthread %llu exits with preemption enabled",
 		  (unsigned long long)cur->task.id);
+	JF_ASSERT(jf_spins_held() == 0, "uthread %llu exits holding %d runtime spinlock(s)",
+		  (unsigned long long)cur->task.id, (int)jf_spins_held());
 	if (!atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
 		next = pick_next(w, joiner, JF_ENQ_WOKEN);
 	if (next && JF_UNLIKELY(next_still_on_cpu(w, next)))

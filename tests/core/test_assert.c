@@ -2,7 +2,8 @@
  * core/test_assert.c - proves the invariant checks report and stop (src/common/assert.h):
  * JF_BUG_ON() aborts with the file, line, condition and message in every build; JF_ASSERT()
  * does the same where JF_ASSERTS is 1 (builds without NDEBUG: the sanitizer builds CI runs) and
- * costs nothing where it is 0 (the plain RelWithDebInfo build), which the test reports. Each
+ * costs nothing where it is 0 (the plain RelWithDebInfo build), which the test reports; where
+ * it is on, a uthread that sleeps holding a runtime spinlock is stopped at the switch. Each
  * check runs in a child process; the parent reads its stderr and its fate.
  */
 #define _GNU_SOURCE
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "../../src/common/assert.h"
+#include "../../src/common/spinlock.h"
 #include "jf_test.h"
 
 /* Run @fn in a child; return its exit status word, its stderr in @err. */
@@ -52,6 +54,26 @@ static void assert_fails(void)
 	JF_ASSERT(!broken, "state %u -> %u", 1u, 3u);
 }
 
+/* A uthread that sleeps holding a runtime spinlock: the switch must be refused. */
+static void *lock_then_sleep(void *arg)
+{
+	static uint32_t l;
+
+	(void)arg;
+	jf_spin_lock(&l);
+	jf_sleep_ns(1000000);
+	jf_spin_unlock(&l);
+	return NULL;
+}
+
+static void switch_holding_lock(void)
+{
+	struct jf_config cfg;
+
+	jft_config_fixed(&cfg, 1, "fifo", "none");
+	jf_run(&cfg, lock_then_sleep, NULL, NULL);
+}
+
 static void assert_holds(void)
 {
 	JF_ASSERT(broken, "never printed");
@@ -77,6 +99,14 @@ int main(void)
 	} else {
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 		CHECK_EQ(err[0], '\0');
+	}
+
+	st = run_child(switch_holding_lock, err, sizeof(err));
+	if (JF_ASSERTS) {
+		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+		CHECK_STR_CONTAINS(err, "reschedules holding 1 runtime spinlock(s)");
+	} else {
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
 
 	st = run_child(assert_holds, err, sizeof(err));
