@@ -24,11 +24,7 @@
 static inline void jf__spins_held_add(int32_t d)
 {
 #if JF_ASSERTS
-	__asm__ volatile("movq jf__preempt@gottpoff(%%rip), %%rax\n\t"
-			 "addl %0, %%fs:40(%%rax)"
-			 :
-			 : "r"(d)
-			 : "rax", "memory", "cc");
+	__asm__ volatile(JF__PREEMPT_TLS_ASM("addl %0,", 40) : : "r"(d) : "rax", "memory", "cc");
 #else
 	(void)d;
 #endif
@@ -39,11 +35,7 @@ static inline int32_t jf_spins_held(void)
 {
 	int32_t n = 0;
 #if JF_ASSERTS
-	__asm__ volatile("movq jf__preempt@gottpoff(%%rip), %%rax\n\t"
-			 "movl %%fs:40(%%rax), %0"
-			 : "=r"(n)
-			 :
-			 : "rax", "memory");
+	__asm__ volatile(JF__PREEMPT_TLS_ASM("movl", 40) ", %0" : "=r"(n) : : "rax", "memory");
 #endif
 	return n;
 }

@@ -35,7 +35,6 @@ struct runtime *jf_rt;
 
 static _Atomic int runtime_active;
 
-
 void jf_die(const char *fmt, ...)
 {
 	va_list ap;

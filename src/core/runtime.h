@@ -295,7 +295,6 @@ void jf_monitor_stop(struct runtime *rt);
 struct worker *jf_this_worker(void); /* NULL outside workers */
 void jf_set_this_worker(struct worker *w);
 
-/* The running uthread, or NULL (not a uthread, or the scheduler loop). */
 /*
  * Move @t to @to, which must be allowed from its state (@from_mask: bits 1u << UT_*). Relaxed
  * atomics: the transitions are ordered by the queue or lock that hands @t over; join reads the
@@ -311,6 +310,7 @@ static inline void jf_ut_set_state(struct jf_thread *t, unsigned from_mask, enum
 }
 #define UT_FROM(s) (1u << (s))
 
+/* The running uthread, or NULL (not a uthread, or the scheduler loop). */
 static inline struct jf_thread *jf_current(void)
 {
 	struct worker *w = jf_this_worker();
@@ -345,6 +345,11 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 		     struct jf_thread **out);
 /* The netpoller has a waiter and no worker in epoll: wake a parked worker to poll (netpoll.c). */
 void jf_kick_parked_worker(struct worker *self);
+/* Preempt the running uthread @cur (preempt.c decided, count raised): back to its queue. */
+void jf_sched_preempt(struct jf_thread *cur);
+/* Stop the runtime with jf_run() returning @main_retval (main exited, or start-up failed): every
+ * worker is kicked and leaves its loop (runtime.c). */
+void jf_runtime_stop(void *main_retval);
 
 /*
  * jf_sched_block() - the calling uthread stops running until someone makes it runnable with

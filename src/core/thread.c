@@ -293,16 +293,6 @@ static inline void jf_view_runnable(struct jf_thread *t, enum jf_enqueue_reason 
 	}
 }
 
-/* @t becomes runnable for @reason: from running (yield, preemption), blocked (woken) or new. */
-static inline void make_runnable_state(struct jf_thread *t, enum jf_enqueue_reason reason)
-{
-	jf_ut_set_state(t,
-			reason == JF_ENQ_WOKEN	 ? UT_FROM(UT_BLOCKED)
-			: reason == JF_ENQ_NEW ? UT_FROM(UT_RUNNABLE)
-					       : UT_FROM(UT_RUNNING),
-			UT_RUNNABLE);
-}
-
 /* New attributes from jf_thread_set_sched_attr(), applied before the policy sees @t again. */
 static inline void apply_sched_attr(struct jf_thread *t)
 {
@@ -312,6 +302,25 @@ static inline void apply_sched_attr(struct jf_thread *t)
 		t->attr_pending = 0;
 		jf_spin_unlock(&t->attr_lock);
 	}
+}
+
+/*
+ * @t is handed to the policy's enqueue (or enqueue_pick) for @reason at policy time @now: the one
+ * preparation both ways of making a uthread runnable share, so they cannot drift (the exit path's
+ * enqueue_pick once skipped the pending attributes). It comes from running (yield, preemption),
+ * blocked (woken) or new; @tnow as for jf_view_runnable().
+ */
+static inline void ready_for_policy(struct jf_thread *t, enum jf_enqueue_reason reason,
+				    uint64_t now, uint64_t tnow)
+{
+	apply_sched_attr(t);
+	jf_ut_set_state(t,
+			reason == JF_ENQ_WOKEN	 ? UT_FROM(UT_BLOCKED)
+			: reason == JF_ENQ_NEW ? UT_FROM(UT_RUNNABLE)
+					       : UT_FROM(UT_RUNNING),
+			UT_RUNNABLE);
+	t->task.runnable_ns = now;
+	jf_view_runnable(t, reason, tnow);
 }
 
 /*
@@ -334,10 +343,7 @@ static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *en
 		t = p->ops->pick_next(p, w->id, now);
 	} else if (p->ops->enqueue_pick) {
 		int target;
-		apply_sched_attr(enq); /* as make_runnable_at(): the joiner woken at exit too */
-		make_runnable_state(enq, reason);
-		enq->task.runnable_ns = now;
-		jf_view_runnable(enq, reason, 0);
+		ready_for_policy(enq, reason, now, 0);
 		t = p->ops->enqueue_pick(p, w->id, &enq->task, reason, now, &target);
 		after_enqueue(w, target, &enq->task, reason);
 	} else {
@@ -611,10 +617,7 @@ static void make_runnable_at(struct worker *w, struct jf_thread *t,
 	struct jf_policy *p = &jf_rt->policy;
 	uint64_t now = jf_policy_now();
 
-	apply_sched_attr(t);
-	make_runnable_state(t, reason);
-	t->task.runnable_ns = now;
-	jf_view_runnable(t, reason, tnow);
+	ready_for_policy(t, reason, now, tnow);
 	after_enqueue(w, p->ops->enqueue(p, w->id, &t->task, reason, now), &t->task, reason);
 }
 
@@ -789,7 +792,6 @@ static void jf_yield_in_runtime(void)
 	uthread_reschedule(cur, cur, JF_ENQ_YIELDED);
 }
 
-void jf_runtime_stop(void *main_retval); /* runtime.c */
 
 static void uthread_exit(struct jf_thread *cur, void *retval)
 {

@@ -84,7 +84,6 @@ static uint64_t np_last_poll_ns;
 static uint32_t np_pending_lock;
 static struct net_waiter *np_pending; /* woken off-worker, to be made runnable */
 
-/* thread.c */
 /* --- setup and the descriptor table -------------------------------------------------------- */
 
 static int np_init(void)

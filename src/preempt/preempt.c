@@ -42,8 +42,6 @@
 
 __thread struct jf__preempt_tls jf__preempt __attribute__((tls_model("initial-exec")));
 
-void jf_sched_preempt(struct jf_thread *cur); /* thread.c */
-
 static const struct jf_preempt_mech *const mechs[] = {
 	&jf_mech_none,	   &jf_mech_timer,  &jf_mech_dispatcher, &jf_mech_safepoint,
 	&jf_mech_deadline, &jf_mech_hybrid, &jf_mech_auto,	 &jf_mech_uintr,

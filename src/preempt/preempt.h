@@ -95,11 +95,7 @@ static inline int32_t jf_pcount(void)
 
 static inline void jf_pcount_set(int32_t v)
 {
-	__asm__ volatile("movq jf__preempt@gottpoff(%%rip), %%rax\n\t"
-			 "movl %0, %%fs:0(%%rax)"
-			 :
-			 : "r"(v)
-			 : "rax", "memory");
+	__asm__ volatile(JF__PREEMPT_TLS_ASM("movl %0,", 0) : : "r"(v) : "rax", "memory");
 }
 
 /* Enter / leave the runtime from a public API call (see the invariant above). */
