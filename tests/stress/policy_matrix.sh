@@ -6,7 +6,8 @@
 # every build and, in the plain build, under one more policy that rotates with the day of the
 # year (tests/CMakeLists.txt, JIFFY_TEST_ROTATING_POLICY), so each policy runs in CI every six
 # days; this script runs each test binary under each of the eight policies with the library's
-# default mechanism, and the PREEMPT ones also under each mechanism, in the given build. Prints
+# default mechanism, and the PREEMPT ones also under none and each mechanism CTest registers for
+# them in that build (the suites are read from CTest, not listed here). Prints
 # one line per run and a summary; exits 1 if any run failed (its output is kept in the log dir).
 # usage: tests/stress/policy_matrix.sh [build-dir=build] [log-dir=/tmp/jiffy-policy-matrix]
 set -uo pipefail
@@ -14,38 +15,48 @@ set -uo pipefail
 build=${1:-build}
 logs=${2:-/tmp/jiffy-policy-matrix}
 policies=(fifo ws rr twoq cfs eevdf central lcbe)
-mechanisms=(none timer dispatcher safepoint deadline hybrid auto)
-# test binary -> also run under every mechanism (PREEMPT in tests/CMakeLists.txt)
-declare -A preempt=([core_thread_api]=1 [core_million]=0 [core_storm]=1 [core_errno]=1
-	[core_fpu]=1 [core_shutdown]=1 [core_sleep]=1 [core_handoff]=1 [sync_mutex]=1
-	[sync_cond]=1 [sync_waitgroup]=1 [net_netpoll]=1)
-tests=(core_thread_api core_million core_storm core_errno core_fpu core_shutdown core_sleep
-	core_handoff sync_mutex sync_cond sync_waitgroup net_netpoll)
+# The suites and their mechanisms come from CTest's own registrations (tests/CMakeLists.txt):
+# every core/sync/net test registered per policy (<name>.fifo, JIFFY_POLICY=fifo) is a suite,
+# and it runs under every mechanism it is also registered with as <name>.ws.<mechanism>
+# (PREEMPT: JIFFY_PREEMPT=<mechanism> in that test's environment).
+# One line per suite: <command> <mechanisms, comma-separated, or ->.
+suites=$(ctest --test-dir "$build" --show-only=json-v1 2>/dev/null | python3 -c '
+import json, sys
+tests = {t["name"]: t for t in json.load(sys.stdin)["tests"]}
+def env(t):
+    return [v for p in t.get("properties", []) if p["name"] == "ENVIRONMENT" for v in p["value"]]
+for name, t in sorted(tests.items()):
+    if name.split(".")[0] not in ("core", "sync", "net") or not name.endswith(".fifo") \
+       or env(t) != ["JIFFY_POLICY=fifo"]:
+        continue
+    base = name[: -len(".fifo")]
+    mechs = sorted(n[len(base) + 4:] for n in tests if n.startswith(base + ".ws.")
+                   and "JIFFY_PREEMPT=" + n[len(base) + 4:] in env(tests[n]))
+    print(" ".join(t["command"]), ",".join(["none"] + [m for m in mechs if m != "none"]) if mechs else "-")
+') || { echo "policy_matrix.sh: cannot list the tests of $build (ctest, python3)" >&2; exit 2; }
+[[ -n $suites ]] || { echo "policy_matrix.sh: no per-policy suites registered in $build" >&2; exit 2; }
 
 mkdir -p "$logs"
-for t in "${tests[@]}"; do
-	[[ -x $build/tests/test_$t ]] || { echo "policy_matrix.sh: $build/tests/test_$t is not built" >&2; exit 2; }
-done
 runs=0 failed=0
-run() { # run <policy> <mechanism|-> <test>
-	local log="$logs/$1.$2.$3.log" env=(JIFFY_POLICY=$1)
+run() { # run <policy> <mechanism|-> <command>
+	local log="$logs/$1.$2.$(basename "$3").log" env=(JIFFY_POLICY=$1)
 	[[ $2 != - ]] && env+=(JIFFY_PREEMPT=$2 JIFFY_QUANTUM_US=50)
 	runs=$((runs + 1))
-	if env "${env[@]}" timeout 600 "$build/tests/test_$3" >"$log" 2>&1; then
-		printf 'ok    %-8s %-10s %s\n' "$1" "$2" "$3"
+	if env "${env[@]}" timeout 600 "$3" >"$log" 2>&1; then
+		printf 'ok    %-8s %-10s %s\n' "$1" "$2" "$(basename "$3")"
 		rm -f "$log"
 	else
-		printf 'FAIL  %-8s %-10s %s (exit %d; %s)\n' "$1" "$2" "$3" $? "$log"
+		printf 'FAIL  %-8s %-10s %s (exit %d; %s)\n' "$1" "$2" "$(basename "$3")" $? "$log"
 		failed=$((failed + 1))
 	fi
 }
 for p in "${policies[@]}"; do
-	for t in "${tests[@]}"; do
-		run "$p" - "$t"
-		if ((preempt[$t])); then
-			for m in "${mechanisms[@]}"; do run "$p" "$m" "$t"; done
-		fi
-	done
+	while read -r cmd mechs; do
+		run "$p" - "$cmd"
+		[[ $mechs == - ]] && continue
+		IFS=, read -ra ms <<<"$mechs"
+		for m in "${ms[@]}"; do run "$p" "$m" "$cmd"; done
+	done <<<"$suites"
 done
 echo "policy_matrix: $runs runs, $failed failed (build $build)"
 ((failed == 0))
