@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include "fake_kvstore.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,12 @@ static size_t lower_bound(const char *key, size_t klen)
 			hi = mid;
 	}
 	return lo;
+}
+
+/* Is @key stored at @i (lower_bound()'s answer)? */
+static bool found_at(size_t i, const char *key, size_t klen)
+{
+	return i < store.n && cmp(store.e[i].key, store.e[i].klen, key, klen) == 0;
 }
 
 static char *dup_bytes(const char *p, size_t n)
@@ -124,7 +131,7 @@ int kvstore_get(struct kvstore *kv, const char *key, size_t klen, kvstore_value_
 	if (injected_failure(err))
 		return -1;
 	size_t i = lower_bound(key, klen);
-	if (i == store.n || cmp(store.e[i].key, store.e[i].klen, key, klen) != 0)
+	if (!found_at(i, key, klen))
 		return 0;
 	if (fn)
 		fn(ctx, store.e[i].val, store.e[i].vlen);
@@ -141,7 +148,7 @@ int kvstore_put(struct kvstore *kv, const char *key, size_t klen, const char *va
 	if (!v)
 		return -1;
 	size_t i = lower_bound(key, klen);
-	if (i < store.n && cmp(store.e[i].key, store.e[i].klen, key, klen) == 0) {
+	if (found_at(i, key, klen)) {
 		free(store.e[i].val);
 		store.e[i].val = v;
 		store.e[i].vlen = vlen;
@@ -174,7 +181,7 @@ int kvstore_del(struct kvstore *kv, const char *key, size_t klen, char **err)
 	if (injected_failure(err))
 		return -1;
 	size_t i = lower_bound(key, klen);
-	if (i == store.n || cmp(store.e[i].key, store.e[i].klen, key, klen) != 0)
+	if (!found_at(i, key, klen))
 		return 0;
 	free(store.e[i].key);
 	free(store.e[i].val);
