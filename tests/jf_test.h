@@ -5,7 +5,11 @@
  * process with status 1 at once, from any uthread or kernel thread), the configuration every test
  * starts from (defaults, the test's own fields, then the JIFFY_* environment so that CTest's
  * JIFFY_POLICY applies) or a clean environment (jft_clear_jiffy_env), accessors of MXCSR and the
- * x87 control word, and JFT_SANITIZED for scaling loop counts down under ASan and TSan.
+ * x87 control word, JFT_SANITIZED for scaling loop counts down under ASan and TSan, and a crash
+ * report: outside the sanitizers (which report crashes themselves) a SIGSEGV, SIGBUS, SIGILL or
+ * SIGFPE prints the signal, the faulting address and instruction, and a backtrace to stderr before
+ * the process dies of it as before, and stdout is line-buffered, so a crash in CI (where a test's
+ * buffered stdout died with it) says which phase it was in and where.
  *
  * A check fails with _exit(1), not exit(1): other workers are still running uthreads, and running
  * atexit handlers (or LeakSanitizer) under them would only add noise to the real message.
@@ -14,6 +18,8 @@
 #define JF_TEST_H
 
 #include <errno.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +37,44 @@
 #endif
 #ifndef JFT_SANITIZED
 #define JFT_SANITIZED 0
+#endif
+
+#if !JFT_SANITIZED && defined(__x86_64__)
+#include <ucontext.h>
+
+static inline void jft_crash_report(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = (ucontext_t *)ucv;
+	void *frames[64];
+	char msg[160];
+	/* gregs[16] is REG_RIP, which <sys/ucontext.h> names only under _GNU_SOURCE */
+	int n = snprintf(msg, sizeof(msg), "jf_test: signal %d (%s), fault address %p, at pc %p\n",
+			 sig, strsignal(sig), si->si_addr, (void *)uc->uc_mcontext.gregs[16]);
+	if (n > 0 && write(STDERR_FILENO, msg, (size_t)n) < 0) {
+		/* nothing more to do from here */
+	}
+	n = backtrace(frames, 64);
+	backtrace_symbols_fd(frames, n, STDERR_FILENO);
+	signal(sig, SIG_DFL); /* die of it, as without this report: the faulting instruction again */
+}
+
+/* Runs before main(); the runtime's own SIGSEGV handler (stack overflow) chains to this one. */
+__attribute__((constructor)) static void jft_crash_setup(void)
+{
+	static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+	struct sigaction sa, old;
+	void *warm[2];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	(void)backtrace(warm, 2); /* loads libgcc's unwinder now, not inside the handler */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = jft_crash_report;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+			sigaction(sigs[i], &sa, NULL);
+}
 #endif
 
 /* JFT_SCALE(plain, sanitized): a loop count for the plain build and one for the ASan build. */
