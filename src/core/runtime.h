@@ -167,13 +167,10 @@ struct worker {
 	uint64_t run_due_ns;          /* when the policy should next be asked (slice op / quantum) */
 	uint32_t preempt_now;         /* wakeup preemption asked for: preempt whatever runs */
 	sigset_t sigmask;             /* the worker's signal mask (rewritten into signal frames) */
-	void *ptimer;                 /* "timer": its POSIX timer */
-	bool has_ptimer;
-	uint32_t timer_armed;
 	uint64_t retry_seq, retry_ns; /* deferred-request backoff: the run it is for, next delay */
-	uint64_t sig_sent_ns;         /* when the timer thread last sent a signal (0: consumed) */
-	uint64_t sig_lat_ns;          /* EWMA of send -> handler latency, measured by the handler */
-	int uintr_fd, uipi_index;     /* "uintr" */
+	/* The running mechanism's own per-worker state, laid out by its file (posix_timer.c for
+	 * "timer" and "auto", uintr.c): JF_MECH_STATE() in src/preempt/preempt.h. */
+	_Alignas(8) unsigned char mech_state[JF_MECH_STATE_SIZE];
 
 	struct jf_worker_stats stats;
 	/* Written by this worker only, like @stats (jf_hist_add()); read by stats.c and monitor.c. */
@@ -205,12 +202,7 @@ struct runtime {
 	bool psig_installed;
 	sigset_t psig_set; /* just the preemption signal */
 	pid_t pid;
-	_Atomic int workers_ready;
-	pthread_t timer_thread;
-	bool timer_thread_running;
-	int timer_stop;
-	clockid_t timer_cpu_clock;
-	uint64_t pt_scans, pt_signals, pt_flags;
+	_Atomic int workers_ready; /* (the timer thread's own state is dispatcher.c's) */
 
 	struct jf_thread *main_thread;
 	void *main_retval;

@@ -123,7 +123,7 @@ static void timer_at(struct worker *w, uint64_t at, uint64_t now, bool owner)
 {
 	struct auto_worker *a = &aw[w->id];
 
-	if (!w->has_ptimer ||
+	if (!jf_ptimer_present(w) ||
 	    expiry_fits(__atomic_load_n(&a->expiry_ns, __ATOMIC_RELAXED), at, now, owner))
 		return;
 	jf_spin_lock(&a->lock);

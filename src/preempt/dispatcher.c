@@ -40,6 +40,8 @@ enum tt_mode { TT_SIGNAL, TT_FLAG, TT_HYBRID, TT_UINTR };
 /* A busy worker's timer this late (no idle worker fired it) is worth an interrupt. */
 #define TIMER_LATE_NS 5000u
 
+/* Per worker, written by the timer thread except @sig_lat_ns (the worker's handler, on_signal);
+ * a cache line each, so that one worker's handler does not slow the scan of the others. */
 struct tt_worker {
 	uint64_t seq;      /* the run we last acted on */
 	uint64_t acted_ns; /* when */
@@ -47,13 +49,22 @@ struct tt_worker {
 	uint64_t retry_ns; /* backoff before asking that run again */
 	uint64_t due;      /* the due time it had (the worker moves it when the policy says "go on") */
 	uint64_t timer_ns; /* when we last asked it to fire overdue timers */
-};
+	uint64_t sig_sent_ns; /* when we last sent it a signal (0: its handler consumed it) */
+	uint64_t sig_lat_ns;  /* EWMA of send -> handler latency, measured by its handler */
+} __attribute__((aligned(64)));
 
 static struct tt_worker *tt;
 static enum tt_mode tt_mode;
 static uint64_t tt_late_ns; /* EWMA of how late nanosleep wakes this thread (timer thread only) */
 
-int jf_uintr_send(struct worker *w); /* uintr.c */
+/* The thread itself, one per process (one runtime at a time), and its counters. */
+static struct {
+	pthread_t thread;
+	bool running; /* jf_preempt_stats() reads the CPU clock only while it is */
+	int stop;
+	clockid_t cpu_clock;
+	uint64_t scans, signals, flags;
+} tth;
 
 static void sleep_until(uint64_t deadline)
 {
@@ -75,18 +86,18 @@ static void interrupt(struct runtime *rt, struct worker *w)
 {
 	if (tt_mode == TT_UINTR) {
 		if (jf_uintr_send(w) == 0)
-			__atomic_fetch_add(&rt->pt_signals, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&tth.signals, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	__atomic_store_n(&w->sig_sent_ns, jf_now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&tt[w->id].sig_sent_ns, jf_now_ns(), __ATOMIC_RELAXED);
 	if (syscall(SYS_tgkill, rt->pid, w->tid, rt->cfg.preempt_signal) == 0)
-		__atomic_fetch_add(&rt->pt_signals, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&tth.signals, 1, __ATOMIC_RELAXED);
 }
 
-static void raise_flag(struct runtime *rt, struct worker *w)
+static void raise_flag(struct worker *w)
 {
 	__atomic_store_n(&w->ptls->poll, 1, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&rt->pt_flags, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&tth.flags, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -95,14 +106,14 @@ static void raise_flag(struct runtime *rt, struct worker *w)
  */
 static uint64_t hybrid_lead(struct runtime *rt, struct worker *w)
 {
-	uint64_t lead = __atomic_load_n(&w->sig_lat_ns, __ATOMIC_RELAXED);
+	uint64_t lead = __atomic_load_n(&tt[w->id].sig_lat_ns, __ATOMIC_RELAXED);
 	return lead < rt->cfg.grace_ns / 2 ? lead : rt->cfg.grace_ns / 2;
 }
 
 /* Ask a run again after a deferral: backoff from a quarter quantum (>= 2 deliveries) to q. */
-static uint64_t next_retry(struct runtime *rt, struct worker *w, struct tt_worker *s)
+static uint64_t next_retry(struct runtime *rt, struct tt_worker *s)
 {
-	uint64_t q = rt->cfg.quantum_ns, floor = 2 * __atomic_load_n(&w->sig_lat_ns, __ATOMIC_RELAXED);
+	uint64_t q = rt->cfg.quantum_ns, floor = 2 * __atomic_load_n(&s->sig_lat_ns, __ATOMIC_RELAXED);
 	uint64_t d = s->retry_ns ? s->retry_ns * 2 : q / 4;
 
 	if (d < floor)
@@ -141,7 +152,7 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 			/* Its timers are overdue (every worker busy): have it fire them. */
 			s->timer_ns = now;
 			if (tt_mode == TT_FLAG || tt_mode == TT_HYBRID)
-				raise_flag(rt, w);
+				raise_flag(w);
 			else
 				interrupt(rt, w);
 		} else if (tdl != UINT64_MAX) {
@@ -168,7 +179,7 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 			s->flag_ns = due; /* the grace period runs from the end of the quantum, however
 					   * late this thread woke, so hybrid stays within q + grace */
 			if (tt_mode == TT_FLAG || tt_mode == TT_HYBRID)
-				raise_flag(rt, w);
+				raise_flag(w);
 			else
 				interrupt(rt, w);
 		}
@@ -178,20 +189,20 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 			    now - s->acted_ns >= s->retry_ns &&
 			    __atomic_load_n(&w->ptls->poll, __ATOMIC_ACQUIRE)) {
 				s->acted_ns = now; /* no safepoint answered within the grace period */
-				s->retry_ns = next_retry(rt, w, s);
+				s->retry_ns = next_retry(rt, s);
 				interrupt(rt, w);
 			}
 		} else if (tt_mode != TT_FLAG && now - s->acted_ns >= (s->retry_ns ? s->retry_ns : q) &&
 			   s->acted_ns != now) {
 			/* Not preempted yet: the request was deferred (libc, a disabled region). */
-			s->retry_ns = next_retry(rt, w, s);
+			s->retry_ns = next_retry(rt, s);
 			s->acted_ns = now;
 			interrupt(rt, w);
 		}
 		if ((tt_mode == TT_FLAG || tt_mode == TT_HYBRID) && now - s->acted_ns >= q &&
 		    !__atomic_load_n(&w->ptls->poll, __ATOMIC_ACQUIRE)) {
 			s->acted_ns = now; /* answered by a skip (or lost) but the run goes on: again */
-			raise_flag(rt, w);
+			raise_flag(w);
 		}
 		if (tt_mode == TT_HYBRID) {
 			again = s->acted_ns + (s->retry_ns ? s->retry_ns : q);
@@ -238,7 +249,7 @@ static void wait_until(struct runtime *rt, uint64_t deadline, int hard)
 				jf_cpu_relax();
 		return;
 	}
-	while (jf_now_ns() < deadline && !__atomic_load_n(&rt->timer_stop, __ATOMIC_RELAXED))
+	while (jf_now_ns() < deadline && !__atomic_load_n(&tth.stop, __ATOMIC_RELAXED))
 		for (int i = 0; i < 32; i++)
 			jf_cpu_relax();
 }
@@ -251,10 +262,10 @@ static void *timer_thread(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL); /* preemption signals are for workers only */
 	prctl(PR_SET_TIMERSLACK, 1UL);           /* wake on time, not up to 50 us late */
-	while (!__atomic_load_n(&rt->timer_stop, __ATOMIC_ACQUIRE)) {
+	while (!__atomic_load_n(&tth.stop, __ATOMIC_ACQUIRE)) {
 		int hard;
 		uint64_t next = scan(rt, jf_now_ns(), &hard);
-		__atomic_fetch_add(&rt->pt_scans, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&tth.scans, 1, __ATOMIC_RELAXED);
 		wait_until(rt, next, hard);
 	}
 	return NULL;
@@ -265,33 +276,68 @@ int jf_timer_thread_start(struct runtime *rt)
 	int rc;
 
 	tt_late_ns = 0;
-	tt = calloc((size_t)rt->nworkers, sizeof(*tt));
+	tt = aligned_alloc(64, (size_t)rt->nworkers * sizeof(*tt));
 	if (!tt)
 		return -ENOMEM;
-	rt->pid = getpid();
-	rt->timer_stop = 0;
-	rc = pthread_create(&rt->timer_thread, NULL, timer_thread, rt);
+	memset(tt, 0, (size_t)rt->nworkers * sizeof(*tt));
+	tth.scans = tth.signals = tth.flags = 0;
+	tth.stop = 0;
+	rc = pthread_create(&tth.thread, NULL, timer_thread, rt);
 	if (rc) {
 		free(tt);
 		tt = NULL;
 		return -rc;
 	}
-	pthread_getcpuclockid(rt->timer_thread, &rt->timer_cpu_clock);
-	pthread_setname_np(rt->timer_thread, "jiffy-timer");
+	pthread_getcpuclockid(tth.thread, &tth.cpu_clock);
+	pthread_setname_np(tth.thread, "jiffy-timer");
 	/* Uthreads may already run (jf_preempt_stats reads the clock once this is set). */
-	__atomic_store_n(&rt->timer_thread_running, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&tth.running, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
+/* After the workers stopped (the fini op): no handler reads tt[] any more. */
 void jf_timer_thread_stop(struct runtime *rt)
 {
-	if (!__atomic_load_n(&rt->timer_thread_running, __ATOMIC_ACQUIRE))
+	(void)rt;
+	if (!__atomic_load_n(&tth.running, __ATOMIC_ACQUIRE))
 		return;
-	__atomic_store_n(&rt->timer_stop, 1, __ATOMIC_RELEASE);
-	pthread_join(rt->timer_thread, NULL);
-	__atomic_store_n(&rt->timer_thread_running, false, __ATOMIC_RELEASE);
+	__atomic_store_n(&tth.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(tth.thread, NULL);
+	__atomic_store_n(&tth.running, false, __ATOMIC_RELEASE);
 	free(tt);
 	tt = NULL;
+}
+
+void jf_timer_thread_stats(struct jf_preempt_stats *out)
+{
+	struct timespec ts;
+
+	out->scans = __atomic_load_n(&tth.scans, __ATOMIC_RELAXED);
+	out->signals_sent = __atomic_load_n(&tth.signals, __ATOMIC_RELAXED);
+	out->flags_set = __atomic_load_n(&tth.flags, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&tth.running, __ATOMIC_ACQUIRE) &&
+	    clock_gettime(tth.cpu_clock, &ts) == 0)
+		out->timer_cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Our signal arrived on @w (dispatcher, hybrid): learn how long delivery takes, an EWMA of
+ * send -> handler (hybrid sends that much early). Only while the thread runs (tt is allocated
+ * before it starts and freed after the workers stopped).
+ */
+static void tt_on_signal(struct worker *w, const siginfo_t *si)
+{
+	struct tt_worker *s;
+
+	if (si->si_code != SI_TKILL || !tt)
+		return;
+	s = &tt[w->id];
+	uint64_t now = jf_now_ns();
+	uint64_t sent = __atomic_exchange_n(&s->sig_sent_ns, 0, __ATOMIC_RELAXED);
+	uint64_t lat = s->sig_lat_ns;
+	if (sent && now > sent && now - sent < 1000000u)
+		__atomic_store_n(&s->sig_lat_ns, lat ? lat - lat / 8 + (now - sent) / 8 : now - sent,
+				 __ATOMIC_RELAXED);
 }
 
 static int always_available(char *why, size_t len)
@@ -321,7 +367,7 @@ static void tt_kick(struct worker *w)
 {
 	struct runtime *rt = jf_rt;
 	if (tt_mode == TT_FLAG)
-		raise_flag(rt, w);
+		raise_flag(w);
 	else
 		interrupt(rt, w);
 }
@@ -334,6 +380,8 @@ const struct jf_preempt_mech jf_mech_dispatcher = {
 	.init = dispatcher_init,
 	.fini = tt_fini,
 	.kick = tt_kick,
+	.on_signal = tt_on_signal,
+	.stats = jf_timer_thread_stats,
 };
 
 const struct jf_preempt_mech jf_mech_safepoint = {
@@ -343,6 +391,7 @@ const struct jf_preempt_mech jf_mech_safepoint = {
 	.init = safepoint_init,
 	.fini = tt_fini,
 	.kick = tt_kick,
+	.stats = jf_timer_thread_stats,
 };
 
 const struct jf_preempt_mech jf_mech_hybrid = {
@@ -354,6 +403,8 @@ const struct jf_preempt_mech jf_mech_hybrid = {
 	.init = hybrid_init,
 	.fini = tt_fini,
 	.kick = tt_kick,
+	.on_signal = tt_on_signal,
+	.stats = jf_timer_thread_stats,
 };
 
 void jf_tt_set_uintr_mode(void)

@@ -10,7 +10,8 @@
  * current run (it was armed for an earlier one), the handler re-arms it for the remainder.
  * Cost: timer_settime ~0.5 us, and a timer signal ~19 us on a KVM guest (ARCHITECTURE.md).
  * The timer itself (create, delete, set) is shared with "auto" (auto.c), whose fallback is this
- * same per-worker timer, armed a grace period after deadline's due time.
+ * same per-worker timer, armed a grace period after deadline's due time. Its per-worker state
+ * (struct pt_worker) lives in the worker's mech_state, which no other file reads.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +22,31 @@
 #include "../core/runtime.h"
 #include "preempt.h"
 #include "../net/netpoll.h"
+
+/* Per worker, in its mech_state: the timer, and whether it is armed (set by whoever arms it,
+ * cleared by the handler when it fires and by a kick that moves it). */
+struct pt_worker {
+	timer_t timer;
+	bool present;
+	uint32_t armed;
+};
+JF_MECH_STATE_FITS(struct pt_worker);
+
+static inline struct pt_worker *ptw(struct worker *w)
+{
+	return JF_MECH_STATE(w, struct pt_worker);
+}
+
+bool jf_ptimer_present(struct worker *w)
+{
+	return ptw(w)->present;
+}
+
+static void ptimer_on_signal(struct worker *w, const siginfo_t *si)
+{
+	(void)si;
+	__atomic_store_n(&ptw(w)->armed, 0, __ATOMIC_RELAXED); /* one-shot: it fired */
+}
 
 static int ptimer_available(char *why, size_t len)
 {
@@ -39,16 +65,16 @@ int jf_ptimer_worker_start(struct worker *w)
 	sev._sigev_un._tid = w->tid;
 	if (timer_create(CLOCK_MONOTONIC, &sev, &t) != 0)
 		return -errno;
-	w->ptimer = t;
-	w->has_ptimer = true;
+	ptw(w)->timer = t;
+	ptw(w)->present = true;
 	return 0;
 }
 
 void jf_ptimer_worker_stop(struct worker *w)
 {
-	if (w->has_ptimer)
-		timer_delete((timer_t)w->ptimer);
-	w->has_ptimer = false;
+	if (ptw(w)->present)
+		timer_delete(ptw(w)->timer);
+	ptw(w)->present = false;
 }
 
 uint64_t jf_ptimer_set(struct worker *w, uint64_t delay_ns)
@@ -61,7 +87,7 @@ uint64_t jf_ptimer_set(struct worker *w, uint64_t delay_ns)
 	memset(&its, 0, sizeof(its));
 	its.it_value.tv_sec = (time_t)(delay_ns / 1000000000u);
 	its.it_value.tv_nsec = (long)(delay_ns % 1000000000u);
-	if (timer_settime((timer_t)w->ptimer, 0, &its, NULL) != 0)
+	if (timer_settime(ptw(w)->timer, 0, &its, NULL) != 0)
 		delay_ns = 0;
 	errno = saved;
 	return delay_ns;
@@ -70,10 +96,10 @@ uint64_t jf_ptimer_set(struct worker *w, uint64_t delay_ns)
 /* Arm @w's timer to fire in @delay_ns, unless it is armed already. Any thread may call this. */
 static void arm(struct worker *w, uint64_t delay_ns)
 {
-	if (__atomic_exchange_n(&w->timer_armed, 1, __ATOMIC_ACQ_REL))
+	if (__atomic_exchange_n(&ptw(w)->armed, 1, __ATOMIC_ACQ_REL))
 		return;
 	if (!jf_ptimer_set(w, delay_ns < JF_PTIMER_MIN_DELAY_NS ? JF_PTIMER_MIN_DELAY_NS : delay_ns))
-		__atomic_store_n(&w->timer_armed, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&ptw(w)->armed, 0, __ATOMIC_RELAXED);
 }
 
 /*
@@ -85,7 +111,7 @@ static void ptimer_on_run(struct worker *w, uint64_t now)
 	struct runtime *rt = jf_rt;
 	uint64_t when = UINT64_MAX, tdl;
 
-	if (__atomic_load_n(&w->timer_armed, __ATOMIC_RELAXED) ||
+	if (__atomic_load_n(&ptw(w)->armed, __ATOMIC_RELAXED) ||
 	    !__atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED))
 		return;
 	if (!rt->cfg.preempt_skip || rt->policy.ops->has_work(&rt->policy, w->id) ||
@@ -102,7 +128,7 @@ static void ptimer_on_work(struct worker *self, struct worker *target)
 {
 	(void)self;
 	if (__atomic_load_n(&target->run_start_ns, __ATOMIC_RELAXED) &&
-	    target->has_ptimer && !__atomic_load_n(&target->timer_armed, __ATOMIC_RELAXED))
+	    ptw(target)->present && !__atomic_load_n(&ptw(target)->armed, __ATOMIC_RELAXED))
 		ptimer_on_run(target, jf_now_ns());
 }
 
@@ -119,8 +145,8 @@ static void ptimer_retry(struct worker *w, uint64_t now)
 
 static void ptimer_kick(struct worker *w)
 {
-	if (w->has_ptimer) {
-		__atomic_store_n(&w->timer_armed, 0, __ATOMIC_RELAXED);
+	if (ptw(w)->present) {
+		__atomic_store_n(&ptw(w)->armed, 0, __ATOMIC_RELAXED);
 		arm(w, 0);
 	}
 }
@@ -135,4 +161,5 @@ const struct jf_preempt_mech jf_mech_timer = {
 	.on_work = ptimer_on_work,
 	.retry = ptimer_retry,
 	.kick = ptimer_kick,
+	.on_signal = ptimer_on_signal,
 };

@@ -84,8 +84,6 @@ const char *jf_preempt_mechanism(void)
 int jf_preempt_stats(struct jf_preempt_stats *out)
 {
 	struct runtime *rt = jf_rt;
-	struct timespec ts;
-
 	if (!rt)
 		return -ESRCH;
 	if (!out)
@@ -94,12 +92,8 @@ int jf_preempt_stats(struct jf_preempt_stats *out)
 	out->mechanism = rt->mech->name;
 	out->quantum_ns = rt->cfg.quantum_ns;
 	out->grace_ns = rt->cfg.grace_ns;
-	out->scans = __atomic_load_n(&rt->pt_scans, __ATOMIC_RELAXED);
-	out->signals_sent = __atomic_load_n(&rt->pt_signals, __ATOMIC_RELAXED);
-	out->flags_set = __atomic_load_n(&rt->pt_flags, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&rt->timer_thread_running, __ATOMIC_ACQUIRE) &&
-	    clock_gettime(rt->timer_cpu_clock, &ts) == 0)
-		out->timer_cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (rt->mech->stats)
+		rt->mech->stats(out);
 	return 0;
 }
 
@@ -431,16 +425,8 @@ static void preempt_signal(int sig, siginfo_t *si, void *ucv)
 		return;
 	}
 	STAT_INC(w, preempt_requests);
-	if (si->si_code == SI_TKILL) {
-		/* Sent by the timer thread: learn how long delivery takes (hybrid sends that early). */
-		uint64_t sent = __atomic_exchange_n(&w->sig_sent_ns, 0, __ATOMIC_RELAXED);
-		uint64_t now = jf_now_ns(), lat = w->sig_lat_ns;
-		if (sent && now > sent && now - sent < 1000000u)
-			__atomic_store_n(&w->sig_lat_ns,
-					 lat ? lat - lat / 8 + (now - sent) / 8 : now - sent,
-					 __ATOMIC_RELAXED);
-	}
-	__atomic_store_n(&w->timer_armed, 0, __ATOMIC_RELAXED);
+	if (jf_rt->mech->on_signal)
+		jf_rt->mech->on_signal(w, si); /* the mechanism's own state */
 	__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED); /* hybrid: the flag is answered */
 	if (jf_preempt_request(uc)) {
 		/* Resumed, perhaps on another worker: make the frame describe this kernel thread. */

@@ -36,6 +36,10 @@ struct worker;
  * @retry:        a request to @w was deferred because the uthread was in code that must not be
  *                interrupted (libc, ...): ask again a little later.
  * @kick:         interrupt @w as soon as possible (wakeup preemption, issue 4).
+ * @on_signal:    the preemption signal, sent by this runtime, arrived on @w (its handler, before
+ *                deciding): note what the mechanism's own state needs (a one-shot timer is no
+ *                longer armed; the timer thread's send time gives the delivery latency).
+ * @stats:        add the mechanism's own counters to @out (jf_preempt_stats()).
  * @grace_ns:     the grace period (jf_config.grace_ns) when the configuration leaves it to the
  *                mechanism (JF_GRACE_DEFAULT); 0 for those without one.
  * @quantum_ns:   the quantum when the configuration leaves it to the mechanism
@@ -54,9 +58,26 @@ struct jf_preempt_mech {
 	void (*on_work)(struct worker *self, struct worker *target);
 	void (*retry)(struct worker *w, uint64_t now);
 	void (*kick)(struct worker *w);
+	void (*on_signal)(struct worker *w, const siginfo_t *si);
+	void (*stats)(struct jf_preempt_stats *out);
 	uint64_t grace_ns;
 	uint64_t quantum_ns;
 };
+
+/*
+ * Each mechanism owns its per-worker state: struct worker has JF_MECH_STATE_SIZE bytes for it
+ * (mech_state), which only the running mechanism's file reads, through its own struct:
+ *   struct pt_worker { ... };
+ *   JF_MECH_STATE_FITS(struct pt_worker);
+ *   ... JF_MECH_STATE(w, struct pt_worker)->armed ...
+ * The runtime zeroes it with the worker. (A mechanism with state that is not per worker keeps it
+ * in its file, as dispatcher.c does its timer thread's.)
+ */
+#define JF_MECH_STATE_SIZE 32
+#define JF_MECH_STATE(w, type) ((type *)(void *)(w)->mech_state)
+#define JF_MECH_STATE_FITS(type)                                                                  \
+	_Static_assert(sizeof(type) <= JF_MECH_STATE_SIZE && _Alignof(type) <= 8,                 \
+		       #type " does not fit struct worker's mech_state")
 
 /* The quantum of a mechanism that names none (a signal or a timer-thread wake per quantum). */
 #define JF_QUANTUM_FALLBACK_NS (100 * 1000u)
@@ -141,6 +162,8 @@ bool jf_preempt_pc_denied(uintptr_t pc);
 int jf_ptimer_worker_start(struct worker *w);
 void jf_ptimer_worker_stop(struct worker *w);
 uint64_t jf_ptimer_set(struct worker *w, uint64_t delay_ns);
+/* Does @w have its timer (created, not yet deleted)? */
+bool jf_ptimer_present(struct worker *w);
 
 /*
  * "deadline"'s arming of the safepoint word, shared with "auto" (deadline.c; the protocol is in
@@ -164,5 +187,10 @@ void jf_deadline_lower(struct worker *w, uint64_t when, uint64_t now);
 /* The timer thread shared by dispatcher, safepoint, hybrid and uintr (dispatcher.c). */
 int jf_timer_thread_start(struct runtime *rt);
 void jf_timer_thread_stop(struct runtime *rt);
+/* Its counters and CPU time into @out (the stats op of those mechanisms). */
+void jf_timer_thread_stats(struct jf_preempt_stats *out);
+/* "uintr": the timer thread sends user interrupts (dispatcher.c), with SENDUIPI to @w (uintr.c). */
+void jf_tt_set_uintr_mode(void);
+int jf_uintr_send(struct worker *w);
 
 #endif /* JIFFY_PREEMPT_INTERNAL_H */

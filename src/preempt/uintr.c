@@ -32,7 +32,6 @@
 #define SYS_uintr_vector_fd 473
 #define SYS_uintr_register_sender 474
 
-void jf_tt_set_uintr_mode(void);        /* dispatcher.c */
 extern char jf_uintr_entry[];           /* uintr_entry.S */
 __attribute__((visibility("hidden"))) unsigned long jf_uintr_xsave_size = 4096; /* bytes XSAVE needs for XCR0 (CPUID 0xD) */
 
@@ -81,6 +80,18 @@ __attribute__((visibility("hidden"))) void jf_uintr_preempt(uintptr_t pc)
 #if defined(__UINTR__)
 #include <x86gprintrin.h>
 
+/* Per worker, in its mech_state: the vector's descriptor (the worker's) and the timer thread's
+ * sender index for it (registered on first use). */
+struct ui_worker {
+	int fd, uipi_index;
+};
+JF_MECH_STATE_FITS(struct ui_worker);
+
+static inline struct ui_worker *uiw(struct worker *w)
+{
+	return JF_MECH_STATE(w, struct ui_worker);
+}
+
 static int uintr_init(struct runtime *rt)
 {
 	unsigned a, b, c, d;
@@ -102,8 +113,8 @@ static int uintr_worker_start(struct worker *w)
 	fd = syscall(SYS_uintr_vector_fd, (unsigned long)w->id % 64u, 0u);
 	if (fd < 0)
 		return -errno;
-	w->uintr_fd = (int)fd;
-	w->uipi_index = -1;
+	uiw(w)->fd = (int)fd;
+	uiw(w)->uipi_index = -1;
 	_stui();
 	return 0;
 }
@@ -112,21 +123,21 @@ static void uintr_worker_stop(struct worker *w)
 {
 	_clui();
 	syscall(SYS_uintr_unregister_handler, 0u);
-	if (w->uintr_fd >= 0)
-		close(w->uintr_fd);
-	w->uintr_fd = -1;
+	if (uiw(w)->fd >= 0)
+		close(uiw(w)->fd);
+	uiw(w)->fd = -1;
 }
 
 /* Timer thread: register as a sender to @w on first use, then SENDUIPI. */
 int jf_uintr_send(struct worker *w)
 {
-	if (w->uipi_index < 0) {
-		long idx = syscall(SYS_uintr_register_sender, w->uintr_fd, 0u);
+	if (uiw(w)->uipi_index < 0) {
+		long idx = syscall(SYS_uintr_register_sender, uiw(w)->fd, 0u);
 		if (idx < 0)
 			return -errno;
-		w->uipi_index = (int)idx;
+		uiw(w)->uipi_index = (int)idx;
 	}
-	_senduipi((unsigned long long)w->uipi_index);
+	_senduipi((unsigned long long)uiw(w)->uipi_index);
 	return 0;
 }
 #else
@@ -158,5 +169,6 @@ const struct jf_preempt_mech jf_mech_uintr = {
 	.fini = uintr_fini,
 	.worker_start = uintr_worker_start,
 	.worker_stop = uintr_worker_stop,
+	.stats = jf_timer_thread_stats,
 	.quantum_ns = 20 * 1000, /* µs quanta cost it little: docs/preemption.md */
 };
