@@ -145,6 +145,24 @@ static void timer_disarm(struct worker *w, uint64_t now)
 	jf_spin_unlock(&a->lock);
 }
 
+/*
+ * The timer fired: its signal arrived on @w (to be taken now, deferred, or found in the loop), so
+ * it is armed no more, whatever expiry_ns says. Without this, a signal that landed in the switch
+ * (count raised: deferred, and the pending request then dropped by the new run) left a record
+ * still "in the future" for the stale clock read that on_run compares it with: on_run kept the
+ * fired timer as armed and the run went on without one for good, work queued behind it (caught
+ * by preempt.malloc.auto under ASan: one worker ran one uthread for 58 s). Lock-free (the handler
+ * may interrupt this thread inside timer_at()'s locked section): a timer_set() by another thread
+ * racing with this store may leave 0 recorded for an armed timer, which costs the next timer_at()
+ * a spare timer_settime(), never a lost one.
+ */
+static void auto_on_signal(struct worker *w, const siginfo_t *si)
+{
+	(void)si;
+	if (aw)
+		__atomic_store_n(&aw[w->id].expiry_ns, 0, __ATOMIC_RELAXED);
+}
+
 static void auto_on_run(struct worker *w, uint64_t now)
 {
 	uint64_t when = jf_deadline_arm(w, now, use_tsc, timer_disarm);
@@ -199,5 +217,6 @@ const struct jf_preempt_mech jf_mech_auto = {
 	.on_work = auto_on_work,
 	.retry = auto_retry,
 	.kick = auto_kick,
+	.on_signal = auto_on_signal,
 	.quantum_ns = 20 * 1000, /* µs quanta cost it little: docs/preemption.md */
 };
