@@ -55,6 +55,10 @@ static inline void jft_crash_report(int sig, siginfo_t *si, void *ucv)
 	}
 	n = backtrace(frames, 64);
 	backtrace_symbols_fd(frames, n, STDERR_FILENO);
+	/* Every uthread's state too, if a runtime is up (not async-signal-safe, but the process is
+	 * dying; a lock held by the crashed code ends it by SIGALRM after 5 s instead of a hang). */
+	alarm(5);
+	jf_dump_threads(stderr);
 	signal(sig, SIG_DFL); /* die of it, as without this report: the faulting instruction again */
 }
 
