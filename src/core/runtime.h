@@ -64,6 +64,8 @@ struct jf_thread {
 	uint32_t on_cpu;       /* see the model above */
 	int saved_errno;       /* errno while switched out */
 	int32_t saved_pcount;  /* its preemption-disable nesting while switched out (preempt.h) */
+	uint8_t resumed_in_place; /* left to the loop by a preemption signal and resumed without
+				   * a requeue (jf_sched_preempt_to_loop's return value) */
 	struct worker *worker; /* worker running it; valid while running */
 	struct jf_task task;   /* what the policy sees */
 
@@ -139,6 +141,14 @@ struct worker {
 	struct jf_thread *handoff;  /* picked, but still on another CPU: the loop runs it */
 	struct jf_ctx sched_ctx;    /* the scheduler loop on the pthread stack */
 	uint32_t sched_on_cpu;      /* dummy target for switch.S when leaving the loop */
+	/* A preemption signal's handler decided and left its uthread to the loop, which finishes
+	 * the preemption off the signal frame (jf_sched_preempt_to_loop, jf_sched_finish_preempt):
+	 * @preempted, whether the handler found the preemption due (@preempt_decided: else only
+	 * timers or the netpoller were), and the dummy on_cpu the switch clears instead of the
+	 * uthread's, which stays 1 until the loop has requeued it. */
+	struct jf_thread *preempted;
+	bool preempt_decided;
+	uint32_t preempt_on_cpu;
 	uint32_t park_state;        /* futex word, enum worker_park_state */
 	uint64_t park_until;        /* parked: the deadline it sleeps to (UINT64_MAX: none; 0: not
 				     * yet decided). jf_timer_arm() reads it (worker_park()) */
@@ -339,6 +349,17 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 void jf_kick_parked_worker(struct worker *self);
 /* Preempt the running uthread @cur (preempt.c decided, count raised): back to its queue. */
 void jf_sched_preempt(struct jf_thread *cur);
+/*
+ * The signal path's preemption (preempt.c, count raised): @cur leaves its worker for the
+ * scheduler loop, which fires the worker's due timers, polls the netpoller, decides again unless
+ * @decided (jf_preempt_decide_in_loop) and requeues @cur and picks, or lets it go on. Returns when
+ * @cur runs again: true if it was requeued (a new run began), false if it went on in place.
+ */
+bool jf_sched_preempt_to_loop(struct jf_thread *cur, bool decided);
+/* The loop's half (runtime.c, when w->preempted is set): false if it ran nothing. */
+bool jf_sched_finish_preempt(struct worker *w);
+/* preempt.c: after timers and the netpoller ran in the loop, is @cur's preemption due now? */
+bool jf_preempt_decide_in_loop(struct worker *w, struct jf_thread *cur, uint64_t now);
 /* Stop the runtime with jf_run() returning @main_retval (main exited, or start-up failed): every
  * worker is kicked and leaves its loop (runtime.c). */
 void jf_runtime_stop(void *main_retval);

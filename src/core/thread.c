@@ -466,6 +466,86 @@ void jf_sched_preempt(struct jf_thread *cur)
 	uthread_reschedule(cur, cur, JF_ENQ_PREEMPTED);
 }
 
+/*
+ * The signal path of a preemption, thin: the handler decided (or found only timers or the
+ * netpoller due) and @cur, its count raised, leaves its worker for the scheduler loop, which does
+ * the rest on the worker's own stack (jf_sched_finish_preempt): nothing but this switch runs in
+ * the signal frame. @cur's on_cpu stays 1 (the switch clears a dummy): nobody may take it before
+ * the loop has recorded its run and requeued it.
+ */
+bool jf_sched_preempt_to_loop(struct jf_thread *cur, bool decided)
+{
+	struct worker *w = cur->worker;
+	void *fake = NULL;
+
+	JF_ASSERT(jf_pcount() >= 1, "uthread %llu leaves for the loop with preemption enabled",
+		  (unsigned long long)cur->task.id);
+	JF_ASSERT(w && w->cur == cur, "uthread %llu leaves for the loop but its worker runs another",
+		  (unsigned long long)cur->task.id);
+	JF_ASSERT(jf_spins_held() == 0, "uthread %llu leaves for the loop holding %d spinlock(s)",
+		  (unsigned long long)cur->task.id, (int)jf_spins_held());
+	cur->saved_errno = *errno_slot();
+	cur->saved_pcount = jf_pcount();
+	cur->resumed_in_place = 0;
+	w->preempted = cur;
+	w->preempt_decided = decided;
+	asan_enter_sched(&fake, w);
+	tsan_enter(w->tsan_fiber);
+	jf_ctx_switch(&cur->ctx, &w->sched_ctx, &w->preempt_on_cpu);
+	asan_entered(fake);
+	jf_finish_switch(cur->worker);
+	jf_pcount_set(cur->saved_pcount);
+	*errno_slot() = cur->saved_errno;
+	return !cur->resumed_in_place;
+}
+
+/* Back into @cur, left to the loop and not requeued: the same run goes on (no new run). */
+static void resume_in_place(struct worker *w, struct jf_thread *cur)
+{
+	void *fake = NULL;
+
+	cur->resumed_in_place = 1;
+	asan_enter_thread(&fake, cur);
+	tsan_enter(cur->tsan_fiber);
+	jf_ctx_switch(&w->sched_ctx, &cur->ctx, &w->sched_on_cpu);
+	asan_entered(fake);
+}
+
+/*
+ * The scheduler loop's half of jf_sched_preempt_to_loop(), on the worker's own stack: fire the
+ * due timers and poll (what they wake is queued first, as at any scheduling point), then, unless
+ * the handler decided already, ask again (the wake-ups may have asked for wakeup preemption);
+ * not due: resume @cur in place. Due: requeue it (JF_ENQ_PREEMPTED) and run what the policy
+ * picks, @cur itself perhaps. Return: false when nothing was run (the loop looks for work).
+ */
+bool jf_sched_finish_preempt(struct worker *w)
+{
+	struct jf_thread *cur = w->preempted, *next;
+	uint64_t now;
+
+	w->preempted = NULL;
+	run_due_timers(w);
+	now = jf_now_ns();
+	if (JF_UNLIKELY(jf_netpoll_active()))
+		jf_netpoll_busy(w, now);
+	if (!w->preempt_decided && !jf_preempt_decide_in_loop(w, cur, jf_now_ns())) {
+		resume_in_place(w, cur);
+		return true;
+	}
+	account_run(cur);
+	next = atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed)
+		       ? NULL /* shutting down: whatever was runnable is discarded */
+		       : pick_next(w, cur, JF_ENQ_PREEMPTED);
+	leave_run(w, cur, jf_now_ns(), true);
+	w->cur = NULL;
+	jf_tsan_release(&cur->on_cpu);
+	__atomic_store_n(&cur->on_cpu, 0, __ATOMIC_RELEASE); /* queued and recorded: others may run it */
+	if (!next)
+		return false;
+	jf_sched_run_from_loop(w, next); /* waits for next's on_cpu here, in the loop */
+	return true;
+}
+
 /* The exiting uthread @cur leaves its worker for good, making its @joiner (if any) runnable. */
 __attribute__((noreturn)) static void exit_switch(struct jf_thread *cur, struct jf_thread *joiner)
 {

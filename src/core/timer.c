@@ -4,7 +4,8 @@
  * Owns: each worker's binary min-heap of struct jf_timer, the firing protocol, and
  * jf_block_timeout() on which sleeps and timed waits (and later the netpoller) are built.
  * Timers fire on scheduling paths (a uthread switching, a worker's idle loop; an idle worker also
- * fires due timers of busy workers), never in a signal handler. A timer that becomes a heap's
+ * fires due timers of busy workers), never in a signal handler (a preemption's handler leaves due
+ * timers to the scheduler loop: jf_sched_finish_preempt). A timer that becomes a heap's
  * earliest kicks a parked worker sleeping past it (timer_armed_kick), so a busy worker's timers
  * fire on time although idle workers park without a periodic wake-up.
  * Invariant: a timer's memory may be released by its owner once jf_timer_cancel() returned; the

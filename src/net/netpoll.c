@@ -371,11 +371,14 @@ static int np_wait(int epfd, struct epoll_event *ev, int max, uint64_t timeout_n
 			  timeout_ns == UINT64_MAX ? -1 : (int)((timeout_ns + 999999u) / 1000000u));
 }
 
+bool jf_netpoll_due(uint64_t now)
+{
+	return now - __atomic_load_n(&np_last_poll_ns, __ATOMIC_RELAXED) >= jf_rt->cfg.netpoll_ns;
+}
+
 unsigned jf_netpoll_busy(struct worker *w, uint64_t now)
 {
-	if (!jf_netpoll_active())
-		return 0;
-	if (now - __atomic_load_n(&np_last_poll_ns, __ATOMIC_RELAXED) < jf_rt->cfg.netpoll_ns)
+	if (!jf_netpoll_active() || !jf_netpoll_due(now))
 		return 0;
 	return jf_netpoll_poll(w, now);
 }

@@ -34,6 +34,9 @@ static inline bool jf_netpoll_wants_busy_poll(void)
 	return jf_netpoll_active() && !__atomic_load_n(&jf__net_poller_parked, __ATOMIC_RELAXED);
 }
 
+/* Is a busy worker's look due (JIFFY_NETPOLL_US since the last one)? A preemption's handler
+ * asks, and leaves the look to the scheduler loop. */
+bool jf_netpoll_due(uint64_t now);
 /* Busy worker at a scheduling point: poll without blocking if due. Return: uthreads woken. */
 unsigned jf_netpoll_busy(struct worker *w, uint64_t now);
 /* Poll without blocking now, whatever JIFFY_NETPOLL_US says (an idle worker has nothing better

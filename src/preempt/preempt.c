@@ -5,8 +5,15 @@
  * handler, the "may this code be interrupted?" decision, deferral, and the one entry that every
  * mechanism ends in (jf_preempt_request -> jf_sched_preempt).
  *
+ * The handler is thin: it decides from what it can read without a lock (the wakeup flag,
+ * has_work, the due time, the policy's tick; whether this worker's timers or the netpoller are
+ * due) and, if anything is to be done, switches to the worker's scheduler loop, which fires the
+ * timers, polls, requeues and picks on the worker's own stack (thread.c,
+ * jf_sched_preempt_to_loop / jf_sched_finish_preempt). A safepoint, an ordinary call, does all
+ * of it in place.
+ *
  * How a preempted uthread resumes: the signal handler runs on the uthread's own stack (no
- * SA_ONSTACK), and switches to the next uthread from inside the handler. The
+ * SA_ONSTACK), and leaves the uthread from inside the handler. The
  * kernel's signal frame, below the handler on that stack, holds every register the CPU has (the
  * whole XCR0 state, AVX-512 included) and the signal mask. When the uthread is picked again, on
  * any worker, it returns from the handler and rt_sigreturn restores that state exactly. Two
@@ -174,11 +181,84 @@ bool jf_preempt_request(void *ucontext)
 /* Where a request entered: counted per path when it preempts (jiffy/stats.h). */
 enum request_src { SRC_OTHER, SRC_SAFEPOINT, SRC_INTERRUPT };
 
-/* With the count raised: is the preemption due, and if so, take it. */
+/*
+ * Is @cur's preemption due on @w at @now: a wakeup preemption with work to switch to, or its
+ * slice over and the policy wanting it off? When not, count the skip and re-arm the mechanism
+ * for what remains (a new slice if the policy lets it go on). *@quantum: due by its slice.
+ */
+static bool preemption_due(struct runtime *rt, struct worker *w, struct jf_thread *cur,
+			   uint64_t now, bool *quantum)
+{
+	*quantum = false;
+	if (__atomic_exchange_n(&w->preempt_now, 0, __ATOMIC_ACQUIRE)) {
+		/* Wakeup preemption: the policy already decided; only a switch to nothing is moot. */
+		if (rt->policy.ops->has_work(&rt->policy, w->id))
+			return true;
+		STAT_INC(w, preempt_skipped);
+		return false;
+	}
+	if (now < __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED)) {
+		STAT_INC(w, preempt_skipped);
+		if (rt->mech->on_run)
+			rt->mech->on_run(w, now); /* re-arm for what remains, if work waits */
+		return false;
+	}
+	if (!policy_wants_preempt(rt, w, cur, now)) {
+		STAT_INC(w, preempt_skipped);
+		/* The policy lets it go on: ask again after another slice, not in a storm. */
+		__atomic_store_n(&w->run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
+		if (rt->mech->on_run)
+			rt->mech->on_run(w, now);
+		return false;
+	}
+	*quantum = true;
+	return true;
+}
+
+/* A preemption of @cur taken by path @src at @now: the counters, lateness and the probe. */
+static void count_preempt(struct worker *w, struct jf_thread *cur, enum request_src src,
+			  bool quantum, uint64_t now)
+{
+	/* Lateness: taken (now) minus due, for preemptions at the end of a quantum. */
+	uint64_t due = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
+	uint64_t late = quantum && now > due ? now - due : 0;
+
+	STAT_INC(w, preempts);
+	if (src == SRC_SAFEPOINT)
+		STAT_INC(w, preempts_safepoint);
+	else if (src == SRC_INTERRUPT)
+		STAT_INC(w, preempts_signal);
+	if (quantum)
+		jf_hist_add(&w->hist[src == SRC_SAFEPOINT   ? JF_HIST_LATENESS_SAFEPOINT
+				     : src == SRC_INTERRUPT ? JF_HIST_LATENESS_SIGNAL
+							    : JF_HIST_LATENESS_OTHER],
+			    late);
+	JF_PROBE4(preempt, cur->task.id, w->id, (int)src, late);
+	(void)cur;
+}
+
+bool jf_preempt_decide_in_loop(struct worker *w, struct jf_thread *cur, uint64_t now)
+{
+	bool quantum;
+
+	if (!preemption_due(jf_rt, w, cur, now, &quantum))
+		return false;
+	count_preempt(w, cur, SRC_INTERRUPT, quantum, now);
+	return true;
+}
+
+/*
+ * With the count raised: is the preemption due, and if so, take it. @in_handler: called from an
+ * interrupt's handler (a signal, a user interrupt), which stays thin: it decides from what it
+ * can read and switches to the scheduler loop, which fires timers, polls the netpoller, requeues
+ * and picks on the worker's own stack (jf_sched_preempt_to_loop). A safepoint is an ordinary
+ * call: it fires due timers and polls right here, then decides and switches directly.
+ */
 static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_thread *cur,
-			       uintptr_t pc, enum request_src src)
+			       uintptr_t pc, enum request_src src, bool in_handler)
 {
 	uint64_t now = jf_now_ns(), seq;
+	bool quantum, decided;
 
 	if (pc && jf_preempt_pc_denied(pc)) {
 		STAT_INC(w, preempt_deferred);
@@ -186,56 +266,28 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 			rt->mech->retry(w, now);
 		return false;
 	}
-	if (JF_UNLIKELY(jf_timers_next(w) <= now)) {
+	if (in_handler) {
 		/*
-		 * This worker's timers (sleeps, timeouts) fell due while its uthread ran: fire them
-		 * now rather than at its next scheduling point. What they wake is queued (and may
-		 * ask for wakeup preemption, seen just below).
+		 * This worker's timers fell due, or uthreads wait on descriptors and the netpoller is
+		 * due a look, while its uthread ran: the loop does that and decides after (what they
+		 * wake may be the work that waits, or ask for wakeup preemption). Else decide here.
 		 */
-		STAT_ADD(w, timers, jf_timers_run(w, now));
-	}
-	/* Uthreads wait on descriptors: look for input now (it may be the work that waits). */
-	if (JF_UNLIKELY(jf_netpoll_active()))
-		jf_netpoll_busy(w, now);
-	bool quantum = false;
-
-	if (__atomic_exchange_n(&w->preempt_now, 0, __ATOMIC_ACQUIRE)) {
-		/* Wakeup preemption: the policy already decided; only a switch to nothing is moot. */
-		if (!rt->policy.ops->has_work(&rt->policy, w->id)) {
-			STAT_INC(w, preempt_skipped);
+		bool loop_work = jf_timers_next(w) <= now ||
+				 (JF_UNLIKELY(jf_netpoll_active()) && jf_netpoll_due(now));
+		decided = !loop_work && preemption_due(rt, w, cur, now, &quantum);
+		if (!loop_work && !decided)
 			return false;
-		}
-	} else if (now < __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED)) {
-		STAT_INC(w, preempt_skipped);
-		if (rt->mech->on_run)
-			rt->mech->on_run(w, now); /* re-arm for what remains, if work waits */
-		return false;
-	} else if (!policy_wants_preempt(rt, w, cur, now)) {
-		STAT_INC(w, preempt_skipped);
-		/* The policy lets it go on: ask again after another slice, not in a storm. */
-		__atomic_store_n(&w->run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
-		if (rt->mech->on_run)
-			rt->mech->on_run(w, now);
-		return false;
 	} else {
-		quantum = true;
+		if (JF_UNLIKELY(jf_timers_next(w) <= now))
+			STAT_ADD(w, timers, jf_timers_run(w, now));
+		if (JF_UNLIKELY(jf_netpoll_active()))
+			jf_netpoll_busy(w, now);
+		if (!preemption_due(rt, w, cur, now, &quantum))
+			return false;
+		decided = true;
 	}
-	STAT_INC(w, preempts);
-	if (src == SRC_SAFEPOINT)
-		STAT_INC(w, preempts_safepoint);
-	else if (src == SRC_INTERRUPT)
-		STAT_INC(w, preempts_signal);
-	{
-		/* Lateness: taken (now) minus due, for preemptions at the end of a quantum. */
-		uint64_t due = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
-		uint64_t late = quantum && now > due ? now - due : 0;
-		if (quantum)
-			jf_hist_add(&w->hist[src == SRC_SAFEPOINT   ? JF_HIST_LATENESS_SAFEPOINT
-					     : src == SRC_INTERRUPT ? JF_HIST_LATENESS_SIGNAL
-								    : JF_HIST_LATENESS_OTHER],
-				    late);
-		JF_PROBE4(preempt, cur->task.id, w->id, (int)src, late);
-	}
+	if (decided)
+		count_preempt(w, cur, src, quantum, now);
 	if (pc && rt->mech->uses_signal) {
 		/*
 		 * The signal is blocked while its handler runs (no SA_NODEFER), so nothing nests
@@ -250,7 +302,12 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 		pthread_sigmask(SIG_SETMASK, &w->sigmask, NULL);
 	}
 	seq = w->run_seq;
-	jf_sched_preempt(cur);
+	if (in_handler) {
+		if (!jf_sched_preempt_to_loop(cur, decided))
+			return false; /* the loop found nothing due: the same run goes on */
+	} else {
+		jf_sched_preempt(cur);
+	}
 	w = cur->worker;
 	now = jf_now_ns();
 	if (w->run_seq == seq) {
@@ -280,6 +337,7 @@ static bool request(uintptr_t pc, enum request_src src)
 	struct worker *w;
 	struct jf_thread *cur;
 	bool preempted = false;
+	const bool in_handler = pc != 0; /* the whole loop below runs in the interrupt's frame */
 
 	if (jf_pcount() > 0) {
 		/* Nothing switches this uthread while the count is raised: its worker is stable. */
@@ -312,7 +370,7 @@ static bool request(uintptr_t pc, enum request_src src)
 			return preempted; /* not a worker: nothing to preempt */
 		}
 		jf_ptls()->pending = 0;
-		preempted |= decide_and_preempt(rt, w, cur, pc, src);
+		preempted |= decide_and_preempt(rt, w, cur, pc, src, in_handler);
 		jf_pcount_set(0);
 		/*
 		 * A request that arrived while we decided, or while this uthread was switched out
