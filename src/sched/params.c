@@ -232,13 +232,14 @@ static void describe(const struct jf_policy_param *p, char *buf, size_t len)
 	}
 }
 
-/* "123", "12.5", "50us", "0.25ms": nanoseconds, exactly. Return 0 or -1. */
+/* "123", "12.5", "50us" (or "50µs"), "0.25ms": nanoseconds, exactly. Return 0 or -1. */
 static int parse_duration(const char *s, uint64_t default_unit_ns, uint64_t *out)
 {
 	static const struct {
 		const char *name;
 		uint64_t ns;
-	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+	} units[] = {{"ns", 1}, {"us", 1000}, {"\xc2\xb5s", 1000}, {"ms", 1000000},
+		     {"s", 1000000000}};
 	unsigned __int128 whole = 0, frac = 0, scale = 1, unit = default_unit_ns, ns;
 	const char *p = s;
 
