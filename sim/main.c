@@ -262,12 +262,13 @@ static void list_params(void)
 			} else if (p->type == JF_PARAM_BOOL) {
 				printf("0, 1");
 			} else {
+				const char *unit = p->type == JF_PARAM_US   ? " µs"
+						   : p->type == JF_PARAM_NS ? " ns"
+									    : "";
+
 				jf_policy_param_format(p, p->min, lo, sizeof(lo));
 				jf_policy_param_format(p, p->max, hi, sizeof(hi));
-				printf("%s to %s%s", lo, hi,
-				       p->type == JF_PARAM_US	? " µs"
-				       : p->type == JF_PARAM_NS ? " ns"
-								: "");
+				printf("%s to %s%s", lo, hi, unit);
 			}
 			printf(" | %s%s%s | %s |\n", p->type == JF_PARAM_ENUM ? "`" : "", def,
 			       p->type == JF_PARAM_ENUM ? "`" : "", p->doc ? p->doc : "");
@@ -716,8 +717,8 @@ int main(int argc, char **argv)
 		list_params();
 		return 0;
 	}
-	if ((rc = apply_params(&c)) || (rc = apply_costs(&c)) || (rc = load_workload(&c)) || (rc = apply_classes(&c)) ||
-	    (rc = apply_slo(&c)))
+	if ((rc = apply_params(&c)) || (rc = apply_costs(&c)) || (rc = load_workload(&c)) ||
+	    (rc = apply_classes(&c)) || (rc = apply_slo(&c)))
 		goto out;
 	if (!c.npoints) {
 		if (!c.cfg.trace) {

@@ -115,16 +115,23 @@ static int parse_bool(const char *s, bool *out)
 
 /* --- the policies' parameters (struct jf_config_param) --------------------------------------- */
 
+/* Whether @c names @policy's parameter @name (bounded: the struct may come filled by hand). */
+static bool param_is(const struct jf_config_param *c, const char *policy, const char *name)
+{
+	return !strncmp(c->policy, policy, sizeof(c->policy)) &&
+	       !strncmp(c->name, name, sizeof(c->name));
+}
+
 static struct jf_config_param *param_slot(struct jf_config *c, const char *policy,
 					  const char *name)
 {
 	for (unsigned i = 0; i < c->nparams && i < JF_CONFIG_PARAMS_MAX; i++)
-		if (!strcmp(c->params[i].policy, policy) && !strcmp(c->params[i].name, name))
+		if (param_is(&c->params[i], policy, name))
 			return &c->params[i];
 	return NULL;
 }
 
-/* Set @ops's parameter @i from @text; @label names it in messages (a variable, "cfs.slice_us"). */
+/* Set @ops's parameter @i from @text; @label names it in messages (a variable, "rr.slice_us"). */
 static int param_set_at(struct jf_config *c, const struct jf_policy_ops *ops, int i,
 			const char *text, const char *label, char *err, size_t errlen)
 {
@@ -199,7 +206,7 @@ int jf_config_get_param(const struct jf_config *cfg, const char *policy, const c
 		return -ENOENT;
 	*value = ops->params[i].def;
 	for (unsigned k = 0; k < cfg->nparams && k < JF_CONFIG_PARAMS_MAX; k++)
-		if (!strcmp(cfg->params[k].policy, ops->name) && !strcmp(cfg->params[k].name, name))
+		if (param_is(&cfg->params[k], ops->name, name))
 			*value = cfg->params[k].value;
 	return 0;
 }
@@ -209,11 +216,10 @@ void jf_config_policy_params(const struct jf_config *cfg, const struct jf_policy
 {
 	jf_policy_params_default(ops, params);
 	params->quantum_ns = cfg->quantum_ns;
-	for (unsigned k = 0; k < cfg->nparams && k < JF_CONFIG_PARAMS_MAX; k++) {
-		int i = jf_policy_param_index(ops, cfg->params[k].name);
-		if (i >= 0 && !strcmp(cfg->params[k].policy, ops->name))
-			params->value[i] = cfg->params[k].value;
-	}
+	for (unsigned k = 0; k < cfg->nparams && k < JF_CONFIG_PARAMS_MAX; k++)
+		for (size_t i = 0; i < ops->nparams && i < JF_POLICY_PARAMS_MAX; i++)
+			if (param_is(&cfg->params[k], ops->name, ops->params[i].name))
+				params->value[i] = cfg->params[k].value;
 }
 
 /* Every parameter set names a known policy and one of its parameters, with a value in range. */
@@ -228,7 +234,8 @@ static int validate_params(const struct jf_config *cfg, char *err, size_t errlen
 		char why[320];
 		int i;
 
-		if (!memchr(c->policy, '\0', sizeof(c->policy)) || !memchr(c->name, '\0', sizeof(c->name)))
+		if (!memchr(c->policy, '\0', sizeof(c->policy)) ||
+		    !memchr(c->name, '\0', sizeof(c->name)))
 			return jf_errf(err, errlen, "params[%u]: a name without its terminating NUL", k);
 		i = param_lookup(c->policy, c->name, &ops, why, sizeof(why));
 		if (i < 0)
@@ -564,12 +571,12 @@ static bool env_param(struct jf_config *c, struct env_seen *seen, const char *va
 			      !strncmp(var, p->env_alias, len)))
 				continue;
 			snprintf(name, sizeof(name), "%.*s", (int)len, var);
-			for (int k = 0; k < seen->n; k++)
-				if (seen->set[k].param == p) {
+			for (int j = 0; j < seen->n; j++)
+				if (seen->set[j].param == p) {
 					*rc = jf_errf(err, errlen, "%s and %.*s both set %s.%s: "
 						   "give one", name,
-						   (int)strcspn(seen->set[k].var, "="),
-						   seen->set[k].var, ops->name, p->name);
+						   (int)strcspn(seen->set[j].var, "="),
+						   seen->set[j].var, ops->name, p->name);
 					return true;
 				}
 			*rc = param_set_at(c, ops, (int)i, value, name, err, errlen) ? -EINVAL : 0;
