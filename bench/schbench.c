@@ -474,7 +474,7 @@ int main(int argc, char **argv)
 	printf("schbench-like wakeup latency: 1 message thread waking T workers (each request "
 	       "%u us of compute, wake round every %u us), %ld CPUs, %.0f s per cell\n",
 	       opt.work_us, opt.interval_us, ncpu, opt.seconds);
-	printf("Jiffy: one worker per CPU, mechanism %s, quantum %u us (policy tunables from "
+	printf("Jiffy: one worker per CPU, mechanism %s, quantum %u us (policy parameters from "
 	       "JIFFY_*); Linux: pthreads under the kernel %s scheduler, defaults\n",
 	       opt.preempt, opt.quantum_us, un.release);
 	printf("wakeup latency in us, p50 / p99 (p99.9 in the CSV)\n\n");

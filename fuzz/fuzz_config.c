@@ -4,17 +4,18 @@
  * as a malformed environ entry would be). jf_config_apply_env() reads `environ`, so the target
  * points environ at the input's entries for the call and puts the process's own back after:
  * every per-variable parser (numbers with K/M/G suffixes, booleans, policy and mechanism names,
- * signals by number, name or SIGRTMIN+n, the policies' tunables) runs exactly as at jf_run().
+ * signals by number, name or SIGRTMIN+n, the clock, every policy's parameters, named
+ * JIFFY_<POLICY>_<NAME> after the policies' own tables) runs exactly as at jf_run().
  *
  * Owns the checks: apply_env either succeeds or leaves the config untouched with a message
  * naming a JIFFY_ variable; a config it accepts from the defaults passes jf_config_validate()
  * unless two values conflict (validate is the judge: a message is required when it refuses).
  *
- * Built with src/core/config.c and src/sched/policy.c (the real lookup of policy names) and the
- * stubs below for what those reach into the rest of the runtime: the policies' ops tables (only
- * their names are read), jf_preempt_available() (a mechanism is known when JF_PREEMPT_KNOWN
- * lists it; "uintr" is unavailable, as on most machines), errno's accessor, and the clock of
- * jf_config_print().
+ * Built with src/core/config.c, src/sched/policy.c and params.c (the real lookup of policy names
+ * and the parser of their parameters) and the policies themselves (their parameter tables; no
+ * op of theirs is called), and the stubs below for what those reach into the rest of the
+ * runtime: the preemption state their spinlocks use, jf_preempt_available() (a mechanism is known when JF_PREEMPT_KNOWN lists it; "uintr"
+ * is unavailable, as on most machines), errno's accessor, and the clock of jf_config_print().
  * When config.c starts calling something new, this file is where its stub goes.
  */
 #define _GNU_SOURCE
@@ -39,13 +40,10 @@
 		}                                                                               \
 	} while (0)
 
-/* ---- stubs: the policies (names only), the mechanisms, errno, the clock ------------------- */
+/* ---- stubs: the mechanisms, errno, the clock ---------------------------------------------- */
 
-const struct jf_policy_ops jf_policy_fifo = {.name = "fifo"}, jf_policy_ws = {.name = "ws"},
-			   jf_policy_rr = {.name = "rr"}, jf_policy_twoq = {.name = "twoq"},
-			   jf_policy_cfs = {.name = "cfs"}, jf_policy_eevdf = {.name = "eevdf"},
-			   jf_policy_central = {.name = "central"},
-			   jf_policy_lcbe = {.name = "lcbe"};
+/* The preemption state the policies' spinlocks count in (linked, never touched: no op runs). */
+__thread struct jf__preempt_tls jf__preempt __attribute__((tls_model("initial-exec")));
 
 int jf_preempt_available(const char *name, char *why, unsigned long len)
 {

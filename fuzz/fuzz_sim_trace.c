@@ -9,8 +9,8 @@
  *
  * sim.c also holds sim_run() and the result recording, which call into the engines (and through
  * them the policies in libjiffy); the target links sim.c with the leaf files it calls (dist.c,
- * hist.c, costs.c, json.c) and the stubs below for the engines and the policies' defaults,
- * which the trace reader never reaches.
+ * hist.c, costs.c, json.c) and the stubs below for the engines and the check of the policy's
+ * parameters (sim/params.c), which the trace reader never reaches.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -45,9 +45,10 @@ int sim_ps_run(const struct sim_config *cfg, struct sim_result *res, char *err, 
 	abort();
 }
 
-void jf_policy_tunables_default(struct jf_policy_tunables *t)
+int sim_params_check(const struct sim_config *cfg, char *err, size_t errlen)
 {
-	memset(t, 0, sizeof(*t));
+	(void)cfg, (void)err, (void)errlen;
+	abort();
 }
 
 /* ---- the target -------------------------------------------------------------------------- */

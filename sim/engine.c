@@ -790,7 +790,7 @@ static int setup(struct engine *e, const struct sim_config *cfg, struct sim_resu
 	memset(&params, 0, sizeof(params));
 	params.nworkers = e->n;
 	params.seed = cfg->seed;
-	params.tun = cfg->tun;
+	sim_policy_params(cfg, e->ops, &params, NULL, 0); /* checked by sim_run() */
 	e->p.ops = e->ops;
 	e->p.params = params;
 	if ((rc = e->ops->init(&e->p, &e->p.params)) != 0) {

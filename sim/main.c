@@ -37,7 +37,7 @@ struct cli {
 	const char *csv, *json, *label, *workload, *server_name;
 	double points[MAX_POINTS];
 	int npoints;
-	bool points_are_loads, quiet, warmup_set, requests_set;
+	bool points_are_loads, quiet, warmup_set, requests_set, list_params;
 	/* cost overrides, applied on top of the preset (< 0: not given) */
 	double receiver, sender, switch_cost, check, check_every, dispatch;
 	int sender_central; /* -1: not given */
@@ -61,9 +61,13 @@ static void usage(FILE *f)
 "  --check-cost T  --check-every T  --dispatch-cost T\n"
 "  --kick on|off          off: no wakeup preemption, only at due times (a timer core)\n"
 "policy parameters (docs/policies.md; defaults as in the runtime):\n"
-"  --rr-slice T  --twoq-long T  --cfs-latency T  --cfs-min-gran T  --cfs-wakeup-gran T\n"
-"  --eevdf-slice T  --central sq|mq  --central-preempted head|tail  --central-slo T\n"
-"  --lcbe-be-quantum T  --slo CLASS=T,...   (attr.slo_ns per request class)\n"
+"  --param [POLICY.]NAME=VALUE   one of the policy's parameters, as JIFFY_<POLICY>_<NAME>\n"
+"                         takes it (e.g. slice_us=5us); repeatable\n"
+"  --list-params          every policy's parameters (a Markdown table), then exit\n"
+"  (kept: --rr-slice T  --twoq-long T  --cfs-latency T  --cfs-min-gran T\n"
+"  --cfs-wakeup-gran T  --eevdf-slice T  --central sq|mq  --central-preempted head|tail\n"
+"  --central-slo T  --lcbe-be-quantum T)\n"
+"  --slo CLASS=T,...      attr.slo_ns per request class\n"
 "workload:\n"
 "  --dist SPEC            fixed:T, exp:MEAN, lognormal:MEAN:SD, bimodal:P:S1:S2,\n"
 "                         trimodal:P1:S1:P2:S2:S3, pareto:MEAN:ALPHA, file:PATH  [exp:10us]\n"
@@ -186,13 +190,110 @@ static int parse_block(struct cli *c, const char *v)
 	return 0;
 }
 
+/* --- policy parameters --------------------------------------------------------------------- */
+
+/* The per-parameter flags from before --param, kept: each sets one parameter of one policy. */
+static const struct legacy_param {
+	const char *flag, *policy, *param;
+} legacy_params[] = {
+	{"--rr-slice", "rr", "slice_us"},
+	{"--twoq-long", "twoq", "long_us"},
+	{"--cfs-latency", "cfs", "latency_us"},
+	{"--cfs-min-gran", "cfs", "min_gran_us"},
+	{"--cfs-wakeup-gran", "cfs", "wakeup_gran_us"},
+	{"--eevdf-slice", "eevdf", "slice_us"},
+	{"--central", "central", "queues"},
+	{"--central-preempted", "central", "preempted"},
+	{"--central-slo", "central", "slo_us"},
+	{"--lcbe-be-quantum", "lcbe", "be_quantum_us"},
+};
+
+static const struct legacy_param *legacy_param(const char *flag)
+{
+	for (size_t i = 0; i < sizeof(legacy_params) / sizeof(legacy_params[0]); i++)
+		if (!strcmp(flag, legacy_params[i].flag))
+			return &legacy_params[i];
+	return NULL;
+}
+
+/* --rr-slice 5us is --param rr.slice_us=5us, with the complaint naming --rr-slice. */
+static int option_legacy(struct cli *c, const struct legacy_param *l, const char *v)
+{
+	const struct jf_policy_ops *ops = jf_policy_find(l->policy);
+	int i = ops ? jf_policy_param_index(ops, l->param) : -1;
+	char why[512], setting[SIM_PARAM_TEXT_MAX];
+	uint64_t x;
+
+	if (i < 0)
+		return fail("%s: not handled (a bug: %s has no parameter %s)", l->flag, l->policy,
+			    l->param);
+	if (jf_policy_param_parse(&ops->params[i], v, &x, why, sizeof(why)))
+		return fail("%s: %s", l->flag, why);
+	snprintf(setting, sizeof(setting), "%s.%s=%s", l->policy, l->param, v);
+	if (sim_param_add(&c->cfg, setting, why, sizeof(why)))
+		return fail("%s: %s", l->flag, why);
+	return 0;
+}
+
+/* --list-params: every policy's table as the rows of docs/policies.md's. */
+static void list_params(void)
+{
+	char names[512], *save = NULL;
+
+	jf_policy_names(names, sizeof(names));
+	printf("| variable | policy | `--param` | values | default | meaning |\n");
+	printf("| --- | --- | --- | --- | --- | --- |\n");
+	for (char *n = strtok_r(names, ", ", &save); n; n = strtok_r(NULL, ", ", &save)) {
+		const struct jf_policy_ops *ops = jf_policy_find(n);
+
+		for (size_t i = 0; ops && i < ops->nparams; i++) {
+			const struct jf_policy_param *p = &ops->params[i];
+			char env[96], lo[32], hi[32], def[32];
+
+			jf_policy_param_env(ops->name, p, env, sizeof(env));
+			jf_policy_param_format(p, p->def, def, sizeof(def));
+			printf("| `%s`", env);
+			if (p->env_alias)
+				printf(" or `%s`", p->env_alias);
+			printf(" | %s | `%s` | ", ops->name, p->name);
+			if (p->type == JF_PARAM_ENUM) {
+				for (size_t j = 0; p->choices[j]; j++)
+					printf("%s`%s`", j ? ", " : "", p->choices[j]);
+			} else if (p->type == JF_PARAM_BOOL) {
+				printf("0, 1");
+			} else {
+				const char *unit = p->type == JF_PARAM_US   ? " µs"
+						   : p->type == JF_PARAM_NS ? " ns"
+									    : "";
+
+				jf_policy_param_format(p, p->min, lo, sizeof(lo));
+				jf_policy_param_format(p, p->max, hi, sizeof(hi));
+				printf("%s to %s%s", lo, hi, unit);
+			}
+			printf(" | %s%s%s | %s |\n", p->type == JF_PARAM_ENUM ? "`" : "", def,
+			       p->type == JF_PARAM_ENUM ? "`" : "", p->doc ? p->doc : "");
+		}
+	}
+}
+
+/* The unqualified --param settings, once --policy is known. */
+static int apply_params(struct cli *c)
+{
+	char why[512];
+
+	if (sim_params_check(&c->cfg, why, sizeof(why)))
+		return fail("%s", why);
+	return 0;
+}
+
 /* --- options ------------------------------------------------------------------------------ */
 
 /* One flag and its value. Return: 0, or 2 after printing why. */
 static int option(struct cli *c, const char *f, const char *v)
 {
 	struct sim_config *cfg = &c->cfg;
-	struct jf_policy_tunables *t = &cfg->tun;
+	const struct legacy_param *legacy;
+	char why[512];
 	bool b;
 
 	if (!strcmp(f, "--cores")) {
@@ -212,7 +313,7 @@ static int option(struct cli *c, const char *f, const char *v)
 	} else if (!strcmp(f, "--calib")) {
 		c->calib = v;
 	} else if (!strcmp(f, "--quantum")) {
-		return parse_time(f, v, &t->quantum_ns);
+		return parse_time(f, v, &cfg->tun.quantum_ns);
 	} else if (!strcmp(f, "--receiver-cost")) {
 		return parse_cost(f, v, &c->receiver);
 	} else if (!strcmp(f, "--sender-cost")) {
@@ -233,29 +334,11 @@ static int option(struct cli *c, const char *f, const char *v)
 		if (parse_choice(f, v, "off", "on", &b))
 			return 2;
 		c->kick = b;
-	} else if (!strcmp(f, "--rr-slice")) {
-		return parse_time(f, v, &t->rr_slice_ns);
-	} else if (!strcmp(f, "--twoq-long")) {
-		return parse_time(f, v, &t->twoq_long_ns);
-	} else if (!strcmp(f, "--cfs-latency")) {
-		return parse_time(f, v, &t->cfs_latency_ns);
-	} else if (!strcmp(f, "--cfs-min-gran")) {
-		return parse_time(f, v, &t->cfs_min_gran_ns);
-	} else if (!strcmp(f, "--cfs-wakeup-gran")) {
-		return parse_time(f, v, &t->cfs_wakeup_gran_ns);
-	} else if (!strcmp(f, "--eevdf-slice")) {
-		return parse_time(f, v, &t->eevdf_slice_ns);
-	} else if (!strcmp(f, "--central")) {
-		return parse_choice(f, v, "sq", "mq", &t->central_mq);
-	} else if (!strcmp(f, "--central-preempted")) {
-		return parse_choice(f, v, "tail", "head", &t->central_head);
-	} else if (!strcmp(f, "--central-slo")) {
-		if (parse_time(f, v, &t->central_slo_ns))
-			return 2;
-		if (t->central_slo_ns == 0)
-			return fail("--central-slo: expected a time > 0 (a wait / SLO ratio), got '%s'", v);
-	} else if (!strcmp(f, "--lcbe-be-quantum")) {
-		return parse_time(f, v, &t->lcbe_be_quantum_ns);
+	} else if (!strcmp(f, "--param")) {
+		if (sim_param_add(cfg, v, why, sizeof(why)))
+			return fail("%s", why);
+	} else if ((legacy = legacy_param(f)) != NULL) {
+		return option_legacy(c, legacy, v);
 	} else if (!strcmp(f, "--slo")) {
 		c->slo = v;
 	} else if (!strcmp(f, "--dist")) {
@@ -308,11 +391,13 @@ static int option(struct cli *c, const char *f, const char *v)
 }
 
 /* Every flag; the ones with a value are handled by option() under their own name. */
-enum { F_CHECK = 0x100, F_QUIET, F_VALUE };
+enum { F_CHECK = 0x100, F_QUIET, F_LIST_PARAMS, F_VALUE };
 
 static const struct option options[] = {
 	{"check", no_argument, NULL, F_CHECK},
 	{"quiet", no_argument, NULL, F_QUIET},
+	{"list-params", no_argument, NULL, F_LIST_PARAMS},
+	{"param", required_argument, NULL, F_VALUE},
 	{"cores", required_argument, NULL, F_VALUE},
 	{"policy", required_argument, NULL, F_VALUE},
 	{"mechanism", required_argument, NULL, F_VALUE},
@@ -373,6 +458,8 @@ static int parse_args(struct cli *c, int argc, char **argv)
 			c->cfg.check = true;
 		else if (k == F_QUIET)
 			c->quiet = true;
+		else if (k == F_LIST_PARAMS)
+			c->list_params = true;
 		else if (option(c, fl.flag, optarg))
 			return 2;
 	}
@@ -497,19 +584,40 @@ static int load_workload(struct cli *c)
 
 /* --- runs ------------------------------------------------------------------------------------ */
 
+/*
+ * "sim:POLICY/MECHANISM", with ":CHOICE" for each enum parameter and ":NAME" for each bool set
+ * away from its default: "sim:central:mq:head/uintr".
+ */
 static void server_name(const struct cli *c, char *buf, size_t len)
 {
 	const struct sim_config *cfg = &c->cfg;
+	const struct jf_policy_ops *ops = jf_policy_find(cfg->policy);
+	struct jf_policy_params pp;
+	size_t off;
 
-	if (c->server_name)
+	if (c->server_name) {
 		snprintf(buf, len, "%s", c->server_name);
-	else if (!strcmp(cfg->policy, "ps"))
-		snprintf(buf, len, "sim:ps");
-	else if (!strcmp(cfg->policy, "central"))
-		snprintf(buf, len, "sim:central%s%s/%s", cfg->tun.central_mq ? ":mq" : "",
-			 cfg->tun.central_head ? ":head" : "", cfg->costs.name);
-	else
-		snprintf(buf, len, "sim:%s/%s", cfg->policy, cfg->costs.name);
+		return;
+	}
+	if (!ops) {
+		snprintf(buf, len, "sim:%s", cfg->policy);
+		return;
+	}
+	off = (size_t)snprintf(buf, len, "sim:%s", cfg->policy);
+	if (sim_policy_params(cfg, ops, &pp, NULL, 0) == 0)
+		for (size_t i = 0; i < ops->nparams && off < len; i++) {
+			const struct jf_policy_param *p = &ops->params[i];
+
+			if (pp.value[i] == p->def)
+				continue;
+			if (p->type == JF_PARAM_ENUM)
+				off += (size_t)snprintf(buf + off, len - off, ":%s",
+							p->choices[pp.value[i]]);
+			else if (p->type == JF_PARAM_BOOL)
+				off += (size_t)snprintf(buf + off, len - off, ":%s", p->name);
+		}
+	if (off < len)
+		snprintf(buf + off, len - off, "/%s", cfg->costs.name);
 }
 
 /* @x to 9 significant digits: a rate derived from a load prints as what was simulated. */
@@ -605,8 +713,12 @@ int main(int argc, char **argv)
 	c.sender_central = c.kick = -1;
 	if ((rc = parse_args(&c, argc, argv)) != 0)
 		return rc;
-	if ((rc = apply_costs(&c)) || (rc = load_workload(&c)) || (rc = apply_classes(&c)) ||
-	    (rc = apply_slo(&c)))
+	if (c.list_params) {
+		list_params();
+		return 0;
+	}
+	if ((rc = apply_params(&c)) || (rc = apply_costs(&c)) || (rc = load_workload(&c)) ||
+	    (rc = apply_classes(&c)) || (rc = apply_slo(&c)))
 		goto out;
 	if (!c.npoints) {
 		if (!c.cfg.trace) {

@@ -309,20 +309,33 @@ static void json_costs(FILE *f, const struct sim_costs *c)
 	fputc('}', f);
 }
 
-static void json_tunables(FILE *f, const struct jf_policy_tunables *t)
+/*
+ * The simulated policy's parameters, every one of its table under its own name, in the unit
+ * it is written in (a duration in that of its type: slice_us in us), a choice by name:
+ * {"slice_us": 50}; {} for ps.
+ */
+static void json_params(FILE *f, const struct sim_config *cfg)
 {
-	fprintf(f, "{\"quantum_us\": ");
-	json_num(f, (double)t->quantum_ns / 1e3);
-	json_field(f, ", \"rr_slice_us\": ", (double)t->rr_slice_ns / 1e3);
-	json_field(f, ", \"twoq_long_us\": ", (double)t->twoq_long_ns / 1e3);
-	json_field(f, ", \"cfs_latency_us\": ", (double)t->cfs_latency_ns / 1e3);
-	json_field(f, ", \"cfs_min_gran_us\": ", (double)t->cfs_min_gran_ns / 1e3);
-	json_field(f, ", \"cfs_wakeup_gran_us\": ", (double)t->cfs_wakeup_gran_ns / 1e3);
-	json_field(f, ", \"eevdf_slice_us\": ", (double)t->eevdf_slice_ns / 1e3);
-	fprintf(f, ", \"central\": \"%s\", \"central_preempted\": \"%s\", \"central_slo_us\": ",
-		t->central_mq ? "mq" : "sq", t->central_head ? "head" : "tail");
-	json_num(f, (double)t->central_slo_ns / 1e3);
-	json_field(f, ", \"lcbe_be_quantum_us\": ", (double)t->lcbe_be_quantum_ns / 1e3);
+	const struct jf_policy_ops *ops = jf_policy_find(cfg->policy);
+	struct jf_policy_params pp;
+
+	fputc('{', f);
+	if (ops && sim_policy_params(cfg, ops, &pp, NULL, 0) == 0)
+		for (size_t i = 0; i < ops->nparams; i++) {
+			const struct jf_policy_param *p = &ops->params[i];
+
+			fputs(i ? ", " : "", f);
+			jf_json_str(f, p->name);
+			fputs(": ", f);
+			if (p->type == JF_PARAM_US)
+				json_num(f, (double)pp.value[i] / 1e3);
+			else if (p->type == JF_PARAM_BOOL)
+				fputs(pp.value[i] ? "true" : "false", f);
+			else if (p->type == JF_PARAM_ENUM)
+				jf_json_str(f, p->choices[pp.value[i]]);
+			else
+				fprintf(f, "%llu", (unsigned long long)pp.value[i]);
+		}
 	fputc('}', f);
 }
 
@@ -337,8 +350,9 @@ static void json_config(FILE *f, const struct sim_config *cfg, const struct sim_
 	jf_json_str(f, cfg->costs.name);
 	fputs(",\n    \"costs\": ", f);
 	json_costs(f, &cfg->costs);
-	fputs(",\n    \"tunables\": ", f);
-	json_tunables(f, &cfg->tun);
+	json_field(f, ",\n    \"quantum_us\": ", (double)cfg->tun.quantum_ns / 1e3);
+	fputs(", \"policy_params\": ", f);
+	json_params(f, cfg);
 	json_field(f, ",\n    \"rate\": ", cfg->rate);
 	json_field(f, ", \"load\": ", info->load);
 	fprintf(f, ", \"requests\": %llu, \"warmup\": %llu, \"seed\": %llu, \"drain_ms\": ",

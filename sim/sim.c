@@ -28,7 +28,7 @@ void sim_config_default(struct sim_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->cores = 16;
 	snprintf(cfg->policy, sizeof(cfg->policy), "fifo");
-	jf_policy_tunables_default(&cfg->tun);
+	cfg->tun.quantum_ns = JF_POLICY_QUANTUM_DEFAULT_NS; /* the papers' 100 us */
 	sim_costs_preset(&cfg->costs, "none", NULL, NULL, 0);
 	cfg->dist = &default_dist;
 	cfg->rate = 0;
@@ -226,7 +226,7 @@ static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
 			    cfg->arrival_worker, cfg->cores);
 	if (cfg->costs.preempt && cfg->tun.quantum_ns == 0)
 		return jf_errf(err, errlen, "--quantum 0ns: a preemptive mechanism needs a quantum > 0");
-	return 0;
+	return sim_params_check(cfg, err, errlen);
 }
 
 int sim_run(const struct sim_config *cfg, struct sim_result *res, char *err, size_t errlen)

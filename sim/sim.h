@@ -2,8 +2,9 @@
  * sim/sim.h - jiffy-sim, the discrete-event simulator that runs Jiffy's own policy code.
  *
  * Owns: the simulator's configuration (struct sim_config), its results (struct sim_result) and
- * the one entry point that runs a simulation, sim_run(). The command line (main.c), the reports
- * (report.c) and the tests (sim/tests/) are built on these; nothing else is shared.
+ * the one entry point that runs a simulation, sim_run(), with the settings of the policy's
+ * parameters (params.c). The command line (main.c), the reports (report.c) and the tests
+ * (sim/tests/) are built on these; nothing else is shared.
  *
  * Model, in one paragraph (docs/simulator.md has the whole story): requests arrive (Poisson from
  * a seed, or a trace), each with a service time drawn from a distribution; every request is a
@@ -27,12 +28,29 @@
 #include <stdint.h>
 
 #include <jiffy/config.h>
+#include <jiffy/policy.h>
 
 #include "costs.h"
 #include "dist.h"
 #include "hist.h"
 
 #define SIM_MAX_CORES JF_MAX_WORKERS
+#define SIM_PARAMS_MAX 32     /* --param settings */
+#define SIM_PARAM_TEXT_MAX 96 /* bytes of one, its NUL included */
+
+/**
+ * struct sim_tunables - the runtime's quantum and the policy parameters set; every other
+ * parameter has its policy's default (its struct jf_policy_param table).
+ * @quantum_ns: the runtime's quantum (jf_policy_params.quantum_ns, JIFFY_QUANTUM_US).
+ * @nparams, @param: settings "[POLICY.]NAME=VALUE", added with sim_param_add(): VALUE as
+ *              JIFFY_<POLICY>_<NAME> takes it (jf_policy_param_parse()). Without POLICY a
+ *              setting is the simulated policy's; one for another policy is checked and unused.
+ */
+struct sim_tunables {
+	uint64_t quantum_ns;
+	int nparams;
+	char param[SIM_PARAMS_MAX][SIM_PARAM_TEXT_MAX];
+};
 
 /**
  * struct sim_trace - a recorded arrival process: request i arrives at @at_ns[i] (non-decreasing,
@@ -53,7 +71,7 @@ struct sim_trace {
  * struct sim_config - one simulation. Fill with sim_config_default(), then set what differs.
  * @cores:        simulated workers (1..SIM_MAX_CORES).
  * @policy:       a Jiffy policy name (jf_policy_find()), or "ps" (ideal processor sharing).
- * @tun:          the policy's parameters; @tun.quantum_ns is the runtime's quantum.
+ * @tun:          the runtime's quantum and the policy's parameters (struct sim_tunables).
  * @costs:        the preemption mechanism and what it costs (costs.h); preempt = false is
  *                "none": no run is ever interrupted.
  * @dist:         the service-time distribution (ignored with @trace).
@@ -84,7 +102,7 @@ struct sim_trace {
 struct sim_config {
 	int cores;
 	char policy[JF_POLICY_NAME_MAX];
-	struct jf_policy_tunables tun;
+	struct sim_tunables tun;
 	struct sim_costs costs;
 	const struct sim_dist *dist;
 	const struct sim_trace *trace;
@@ -168,6 +186,27 @@ void sim_result_free(struct sim_result *res);
 
 /* The engines behind sim_run() (engine.c: Jiffy policies; ps.c: processor sharing). */
 int sim_engine_run(const struct sim_config *cfg, struct sim_result *res, char *err, size_t errlen);
+
+/**
+ * sim_param_add() - add the setting @text, "[POLICY.]NAME=VALUE", to @cfg->tun (jiffy-sim's
+ * --param). One that names its policy is checked against that policy's table at once; the
+ * others when the policy is known, by sim_run() (sim_params_check()).
+ * Return: 0, or -EINVAL with a message starting "--param: " that quotes the setting.
+ */
+int sim_param_add(struct sim_config *cfg, const char *text, char *err, size_t errlen);
+
+/**
+ * sim_policy_params() - @ops's parameters under @cfg: its table's defaults, then the settings
+ * that are its own, and @cfg's quantum, into @params (nworkers and seed are left as they are).
+ * @ops NULL: the simulated policy is "ps", which takes none.
+ * Return: 0, or -EINVAL with a message starting "--param: " (a setting that is no value of its
+ * parameter, names no parameter or no policy).
+ */
+int sim_policy_params(const struct sim_config *cfg, const struct jf_policy_ops *ops,
+		      struct jf_policy_params *params, char *err, size_t errlen);
+
+/** sim_params_check() - sim_policy_params() for @cfg's policy, only for its verdict. */
+int sim_params_check(const struct sim_config *cfg, char *err, size_t errlen);
 int sim_ps_run(const struct sim_config *cfg, struct sim_result *res, char *err, size_t errlen);
 
 /* Class names of @cfg's workload, and their number. */

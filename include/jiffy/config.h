@@ -3,7 +3,10 @@
  *
  * Owns: struct jf_config, its defaults, and the JIFFY_* environment overrides. Every knob of the
  * runtime lives here and is parsed in one place (src/core/config.c); an invalid value is rejected
- * with a message that names the variable and the value, never ignored.
+ * with a message that names the variable and the value, never ignored. A policy's parameters are
+ * the policy's own (declared in its ops table: struct jf_policy_param in jiffy/policy.h); a
+ * struct jf_config only holds the values set for them, by name (jf_config_set_param(),
+ * JIFFY_<POLICY>_<NAME>).
  */
 #ifndef JIFFY_CONFIG_H
 #define JIFFY_CONFIG_H
@@ -19,43 +22,6 @@
 extern "C" {
 #endif
 
-/**
- * struct jf_policy_tunables - every policy's parameters, with the papers' defaults (filled by
- * jf_policy_tunables_default(); set from the environment through struct jf_config). Times in ns.
- * @quantum_ns:        the runtime's quantum (JIFFY_QUANTUM_US): the tick of the mechanism.
- * @rr_slice_ns:       rr: time slice (Skyloft Table 5: 50 us).                   JIFFY_RR_SLICE_US
- * @twoq_long_ns:      twoq: quantum of a task taken from the preempted queue (Aspen §3.2:
- *                     "a longer quantum, e.g. 100 us"; 0: 4 x quantum).           JIFFY_TWOQ_LONG_US
- * @cfs_latency_ns:    cfs: sched_latency, the period in which every runnable task runs once
- *                     (Skyloft Table 5: 50 us).                                  JIFFY_CFS_LATENCY_US
- * @cfs_min_gran_ns:   cfs: min_granularity, the shortest slice (Table 5: 12.5 us). JIFFY_CFS_MIN_GRAN_US
- * @cfs_wakeup_gran_ns: cfs: a woken task preempts the running one only if its vruntime is
- *                     smaller by more than this (Linux: 1 ms scaled; here 12.5 us). JIFFY_CFS_WAKEUP_GRAN_US
- * @eevdf_slice_ns:    eevdf: base_slice, the request size (Table 5: 12.5 us).    JIFFY_EEVDF_SLICE_US
- * @central_mq:        central: one queue per request type (MQ) instead of one (SQ). JIFFY_CENTRAL=sq|mq
- * @central_head:      central: a preempted task goes back to the head of its queue
- *                     (true) or the tail (false, Shinjuku's default).            JIFFY_CENTRAL_PREEMPTED=head|tail
- * @central_slo_ns:    central MQ: the SLO of a type whose tasks set no attr.slo_ns. JIFFY_CENTRAL_SLO_US
- * @lcbe_be_quantum_ns: lcbe: how long a best-effort task runs before it is asked to
- *                     yield to other best-effort work (0: 4 x quantum).          JIFFY_LCBE_BE_QUANTUM_US
- */
-struct jf_policy_tunables {
-	uint64_t quantum_ns;
-	uint64_t rr_slice_ns;
-	uint64_t twoq_long_ns;
-	uint64_t cfs_latency_ns;
-	uint64_t cfs_min_gran_ns;
-	uint64_t cfs_wakeup_gran_ns;
-	uint64_t eevdf_slice_ns;
-	bool central_mq;
-	bool central_head;
-	uint64_t central_slo_ns;
-	uint64_t lcbe_be_quantum_ns;
-};
-
-/** jf_policy_tunables_default() - the papers' defaults (quantum 100 us). */
-JF_API void jf_policy_tunables_default(struct jf_policy_tunables *t);
-
 /** JF_POLICY_NAME_MAX - bytes of struct jf_config's policy name, its terminating NUL included. */
 #define JF_POLICY_NAME_MAX 32
 /** JF_GRACE_DEFAULT - jf_config.grace_ns: leave the grace period to the mechanism (see there). */
@@ -64,6 +30,32 @@ JF_API void jf_policy_tunables_default(struct jf_policy_tunables *t);
 #define JF_QUANTUM_DEFAULT UINT64_MAX
 /** JF_MAX_WORKERS - the most workers a runtime may have (jf_config.workers, JIFFY_WORKERS). */
 #define JF_MAX_WORKERS 256
+/** JF_PARAM_NAME_MAX - bytes of a policy parameter's name, its terminating NUL included. */
+#define JF_PARAM_NAME_MAX 32
+/** JF_CONFIG_PARAMS_MAX - the most policy parameters one struct jf_config can set. */
+#define JF_CONFIG_PARAMS_MAX 32
+
+/**
+ * enum jf_clock_kind - the runtime's clock (jf_config.clock, JIFFY_CLOCK; jiffy/time.h).
+ */
+enum jf_clock_kind {
+	JF_CLOCK_TSC = 0,   /* "tsc": the TSC when it is invariant, else CLOCK_MONOTONIC (default) */
+	JF_CLOCK_MONOTONIC, /* "monotonic": CLOCK_MONOTONIC, always */
+	JF_CLOCK_NR_KINDS
+};
+
+/**
+ * struct jf_config_param - one policy parameter set in a struct jf_config (by
+ * jf_config_set_param() or a JIFFY_<POLICY>_<NAME> variable); fill it through those.
+ * @policy: the policy's name.
+ * @name:   the parameter's name in that policy's table (struct jf_policy_param).
+ * @value:  its value as the policy reads it (ns for a duration, 0/1, an enum's index).
+ */
+struct jf_config_param {
+	char policy[JF_POLICY_NAME_MAX];
+	char name[JF_PARAM_NAME_MAX];
+	uint64_t value;
+};
 
 /**
  * struct jf_config - runtime configuration.
@@ -109,8 +101,6 @@ JF_API void jf_policy_tunables_default(struct jf_policy_tunables *t);
  *                (docs/preemption.md). false: measurement only.         JIFFY_PTHREAD_SHIM=0|1
  * @timer_spin:   the timer thread (dispatcher, safepoint, hybrid) spins
  *                on a CPU of its own instead of sleeping.              JIFFY_TIMER_SPIN=0|1
- * @sched:        the policies' parameters (struct jf_policy_tunables above; its quantum_ns
- *                is ignored here: @quantum_ns is copied into it at start-up).
  * @netpoll_ns:   while uthreads wait on descriptors, a busy worker polls epoll at
  *                scheduling points at most this often (JIFFY_NETPOLL_US, default 5;
  *                0 polls at every scheduling point). See docs/netpoll.md.
@@ -120,6 +110,12 @@ JF_API void jf_policy_tunables_default(struct jf_policy_tunables *t);
  *                for more than this many quanta while other work waits
  *                (0: off, the default; at most once per uthread per second; uses
  *                the signal SIGRTMIN+2). See docs/observability.md.  JIFFY_STALL_REPORT=<n>
+ * @clock:        the clock jf_run() runs on (enum jf_clock_kind).     JIFFY_CLOCK=tsc|monotonic
+ * @nparams:      entries of @params in use.
+ * @params:       policy parameters that differ from their policy's defaults (struct
+ *                jf_policy_param), for the selected policy or another one; only the selected
+ *                policy's are used. Set them with jf_config_set_param().
+ *                                                          JIFFY_<POLICY>_<NAME> (docs/policies.md)
  */
 struct jf_config {
 	unsigned workers;
@@ -134,13 +130,15 @@ struct jf_config {
 	uint64_t grace_ns;
 	int preempt_signal;
 	bool timer_spin;
-	struct jf_policy_tunables sched;
 	uint64_t netpoll_ns;
 	uint64_t spin_max_ns;
 	bool preempt_skip;
 	bool pthread_shim;
 	uint64_t schedtrace_ns;
 	unsigned stall_report;
+	enum jf_clock_kind clock;
+	unsigned nparams;
+	struct jf_config_param params[JF_CONFIG_PARAMS_MAX];
 };
 
 /** jf_config_default() - fill @cfg with the defaults (no environment). */
@@ -151,10 +149,48 @@ JF_API void jf_config_default(struct jf_config *cfg);
  * @cfg: the configuration to change (jf_config_default()'s, or one the caller filled).
  * @err, @errlen: receive a message naming the bad variable and value on failure (may be NULL).
  *
+ * A policy's parameters are read from JIFFY_<POLICY>_<NAME> for every policy known at the call
+ * (built in, or registered before it), whether or not it is the one selected: a value for
+ * another policy is checked and kept, and unused.
+ *
  * Return: 0, or -EINVAL if a variable is set to a value that cannot be used; @cfg is then left
- * unchanged. Unknown JIFFY_* variables are reported as errors too (a typo must not pass silently).
+ * unchanged. Unknown JIFFY_* variables are reported as errors too (a typo must not pass
+ * silently): a misspelt parameter of a known policy (JIFFY_CFS_LATENCYY_US) with the list of
+ * that policy's variables.
  */
 JF_API int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen);
+
+/**
+ * jf_config_set_param() - set a parameter of a policy in @cfg, as JIFFY_<POLICY>_<NAME> would.
+ * @cfg:    the configuration.
+ * @policy: a policy's name (built in, or registered before this call); need not be
+ *          @cfg->policy: parameters of a policy not selected are kept and unused.
+ * @name:   the parameter's name in its table ("latency_us"; docs/policies.md).
+ * @value:  its written form (jf_policy_param_parse(): "50", "12.5", "50us", "mq", "1").
+ * @err, @errlen: receive a message naming the policy, the parameter and the value on failure
+ *          (may be NULL).
+ *
+ * Setting a parameter again replaces its value. Example:
+ *   jf_config_set_param(&cfg, "cfs", "latency_us", "200", err, sizeof(err));
+ *
+ * Return: 0; -EINVAL for an unknown policy or parameter (the message lists the policy's
+ * parameters) or a value that is malformed or out of range (@cfg is then unchanged); -ENOSPC
+ * if JF_CONFIG_PARAMS_MAX parameters are set already.
+ */
+JF_API int jf_config_set_param(struct jf_config *cfg, const char *policy, const char *name,
+			       const char *value, char *err, size_t errlen);
+
+/**
+ * jf_config_get_param() - the value a policy's parameter will have under @cfg: the one set, or
+ * its table's default.
+ * @cfg:    the configuration.
+ * @policy: the policy's name (built in or registered).
+ * @name:   the parameter's name in its table.
+ * @value:  receives it as the policy reads it (ns for a duration, 0/1, an enum's index).
+ * Return: 0, or -ENOENT for an unknown policy or parameter.
+ */
+JF_API int jf_config_get_param(const struct jf_config *cfg, const char *policy, const char *name,
+			       uint64_t *value);
 
 /**
  * jf_config_validate() - check @cfg for values the runtime cannot use.

@@ -73,15 +73,68 @@ struct jf_task {
 struct jf_policy;
 
 /**
+ * enum jf_param_type - how a policy parameter is written, and what the policy reads.
+ *
+ * A duration may always be written with a unit instead ("50us", "0.05ms", "12500ns"); without
+ * one it is in the unit its type names. Every duration is read by the policy in nanoseconds,
+ * and its min, max and def in struct jf_policy_param are nanoseconds too.
+ */
+enum jf_param_type {
+	JF_PARAM_US = 0, /* a duration written in microseconds ("50", "12.5"); read in ns */
+	JF_PARAM_NS,     /* a duration written in nanoseconds; read in ns */
+	JF_PARAM_UINT,   /* an unsigned integer */
+	JF_PARAM_BOOL,   /* 0/1, yes/no, on/off, true/false; read as 0 or 1 */
+	JF_PARAM_ENUM,   /* one of the names in choices; read as its index */
+	JF_PARAM_NR_TYPES
+};
+
+/** JF_POLICY_PARAMS_MAX - the most parameters one policy may declare. */
+#define JF_POLICY_PARAMS_MAX 16
+/** JF_POLICY_QUANTUM_DEFAULT_NS - jf_policy_params_default()'s quantum: the papers' 100 us. */
+#define JF_POLICY_QUANTUM_DEFAULT_NS 100000u
+
+/**
+ * struct jf_policy_param - one parameter a policy declares (an entry of jf_policy_ops.params).
+ * @name:      lower-case letters, digits and '_', at most JF_PARAM_NAME_MAX - 1 of them, ending
+ *             in its unit where it has one ("slice_us"). It is set by the environment variable
+ *             JIFFY_<POLICY>_<NAME> (upper case; other characters of the policy's name become
+ *             '_'), by jf_config_set_param() and by jiffy-sim's --param NAME=VALUE.
+ * @type:      how it is written and read (enum jf_param_type).
+ * @min, @max: the range allowed, as the policy reads it (ns for durations); ignored for
+ *             JF_PARAM_BOOL (0..1) and JF_PARAM_ENUM (0..number of choices - 1).
+ * @def:       the default, as the policy reads it; within the range.
+ * @choices:   JF_PARAM_ENUM only: the names, NULL-terminated; the value is the index.
+ * @env_alias: another environment variable accepted for it (a name kept for compatibility), or
+ *             NULL.
+ * @doc:       one line on what it does, for people (jf_config_print(), docs/policies.md).
+ */
+struct jf_policy_param {
+	const char *name;
+	enum jf_param_type type;
+	uint64_t min;
+	uint64_t max;
+	uint64_t def;
+	const char *const *choices;
+	const char *env_alias;
+	const char *doc;
+};
+
+/**
  * struct jf_policy_params - what a policy is configured with at init.
- * @nworkers: number of workers (worker indices are 0..nworkers-1).
- * @seed:     seed for any randomness (victim choice), so the simulator is deterministic.
- * @tun:      parameters (see above).
+ * @nworkers:   number of workers (worker indices are 0..nworkers-1).
+ * @seed:       seed for any randomness (victim choice), so the simulator is deterministic.
+ * @quantum_ns: the runtime's quantum (jf_config.quantum_ns, JIFFY_QUANTUM_US): the slice of a
+ *              task when the slice op says 0 or is absent. Not a policy parameter: it belongs
+ *              to the mechanism, and every policy gets it.
+ * @value:      the policy's parameters, in the order of its jf_policy_ops.params table:
+ *              @value[i] is params[i]'s value (ns for a duration, 0/1, an enum's index), already
+ *              checked against its range. Entries past nparams are 0.
  */
 struct jf_policy_params {
 	int nworkers;
 	uint64_t seed;
-	struct jf_policy_tunables tun;
+	uint64_t quantum_ns;
+	uint64_t value[JF_POLICY_PARAMS_MAX];
 };
 
 /**
@@ -128,6 +181,10 @@ struct jf_policy_params {
  *               a safepoint flag; nothing under "none"). Lock-free or briefly locked; no
  *               allocation.
  * @dispatch:    (optional, JF_POLICY_CENTRAL) run by a dispatcher: place queued tasks on workers.
+ * @params:      the parameters the policy takes (see struct jf_policy_param), or NULL. init
+ *               reads their values from params->value[i], in this order: index the table with
+ *               an enum, as src/sched/rr.c does, and read params->value[RR_SLICE].
+ * @nparams:     entries in @params (at most JF_POLICY_PARAMS_MAX).
  */
 struct jf_policy_ops {
 	const char *name;
@@ -151,6 +208,8 @@ struct jf_policy_ops {
 	bool (*tick)(struct jf_policy *p, int worker, struct jf_task *cur, uint64_t now);
 	bool (*wakeup_preempt)(struct jf_policy *p, int target, struct jf_task *woken, uint64_t now);
 	void (*dispatch)(struct jf_policy *p, uint64_t now);
+	const struct jf_policy_param *params;
+	size_t nparams;
 };
 
 /**
@@ -171,14 +230,88 @@ struct jf_policy {
 JF_API const struct jf_policy_ops *jf_policy_find(const char *name);
 
 /**
- * jf_policy_register() - add a policy the runtime can select by name (before jf_run()).
- * Return: 0; -EEXIST if the name is taken; -EINVAL if a required op is missing or
- * task_data_size > JF_TASK_POLICY_DATA; -ENOSPC if the table is full.
+ * jf_policy_register() - add a policy the runtime can select by name (before jf_run(), and
+ * before jf_config_apply_env() if its parameters are to be read from the environment).
+ * Return: 0; -EEXIST if the name is taken; -EINVAL if a required op is missing,
+ * task_data_size > JF_TASK_POLICY_DATA, or its parameter table is malformed (more than
+ * JF_POLICY_PARAMS_MAX entries, a name that is not [a-z0-9_] or is used twice, an unknown type,
+ * a default outside [min, max], an enum without choices); -ENOSPC if the table is full.
  */
 JF_API int jf_policy_register(const struct jf_policy_ops *ops);
 
 /** jf_policy_names() - write the available names, comma separated, into @buf. */
 JF_API void jf_policy_names(char *buf, size_t len);
+
+/**
+ * jf_policy_params_default() - give @params the defaults of @ops's parameter table.
+ * @ops:    the policy.
+ * @params: value[i] is set to ops->params[i].def (0 past nparams) and quantum_ns to
+ *          JF_POLICY_QUANTUM_DEFAULT_NS; nworkers and seed are left as they are.
+ *
+ * For whoever drives a policy without the runtime (the simulator, a test); the runtime fills
+ * @params from struct jf_config.
+ */
+JF_API void jf_policy_params_default(const struct jf_policy_ops *ops,
+				     struct jf_policy_params *params);
+
+/**
+ * jf_policy_param_index() - the index of a policy's parameter.
+ * @ops:  the policy.
+ * @name: the parameter's name.
+ * Return: the index in ops->params (and params->value), or -ENOENT.
+ */
+JF_API int jf_policy_param_index(const struct jf_policy_ops *ops, const char *name);
+
+/**
+ * jf_policy_param_parse() - read a value for @param from its written form @text.
+ * @param:  the parameter.
+ * @text:   a number in the unit of its type, or a duration with a unit ("50", "12.5",
+ *          "50us", "1ms"), 0/1/yes/no/on/off/true/false, or a choice's name.
+ * @value:  receives the value as the policy reads it (ns, 0/1, the choice's index).
+ * @err, @errlen: on failure, a message that quotes @text and says what is allowed ("'0':
+ *          expected microseconds from 1 to 1000000"); may be NULL.
+ *
+ * Return: 0, or -EINVAL (malformed, out of range, not a whole number of nanoseconds).
+ */
+JF_API int jf_policy_param_parse(const struct jf_policy_param *param, const char *text,
+				 uint64_t *value, char *err, size_t errlen);
+
+/**
+ * jf_policy_param_set() - set a policy's parameter in @params from its written form.
+ * @ops:    the policy.
+ * @params: its parameters (jf_policy_params_default() first).
+ * @name:   the parameter's name in @ops's table.
+ * @text:   its written form (jf_policy_param_parse()).
+ * @err, @errlen: receive a message on failure (may be NULL).
+ * Return: 0; -ENOENT if @ops has no parameter @name; -EINVAL if @text is not a value for it.
+ * Either way on failure @params is unchanged and @err names the policy, the parameter and the
+ * text ("rr.slice_us='0': expected microseconds from 1 to 1000000").
+ */
+JF_API int jf_policy_param_set(const struct jf_policy_ops *ops, struct jf_policy_params *params,
+			       const char *name, const char *text, char *err, size_t errlen);
+
+/**
+ * jf_policy_param_env() - write the environment variable that sets a policy's parameter:
+ * "JIFFY_" + the policy's name + "_" + the parameter's name, in upper case, with any character
+ * other than a letter or a digit as '_' ("JIFFY_CFS_LATENCY_US").
+ * @policy:    the policy's name.
+ * @param:     the parameter (an entry of that policy's table).
+ * @buf, @len: where to write it.
+ * Return: what snprintf() returns.
+ */
+JF_API int jf_policy_param_env(const char *policy, const struct jf_policy_param *param,
+			       char *buf, size_t len);
+
+/**
+ * jf_policy_param_format() - write a value as it would be written (the inverse of
+ * jf_policy_param_parse(): "12.5" for 12500 ns of a JF_PARAM_US, "mq", "1").
+ * @param:     the parameter.
+ * @value:     the value, as the policy reads it.
+ * @buf, @len: where to write it.
+ * Return: what snprintf() returns.
+ */
+JF_API int jf_policy_param_format(const struct jf_policy_param *param, uint64_t value,
+				  char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,10 @@
 # trace or calibration file, conflicting flags) is refused with exit status 2 and a message that
 # names the flag and the value, never a crash; (2) determinism: the same command and seed give
 # byte-identical stdout, CSV and JSON, and another seed gives other numbers; (3) the CSV header
-# is jiffy-load's, rows are appended, and the trace, file: and measured: inputs work.
+# is jiffy-load's, rows are appended, and the trace, file: and measured: inputs work; (4) a
+# policy parameter set by --param [POLICY.]NAME=VALUE and by its old flag (--rr-slice) gives the
+# same run, bad settings are refused naming the flag and the value, and the JSON report and the
+# server name carry the policy's own table.
 # Usage: test_cli.sh path/to/jiffy-sim
 set -u
 SIM=${1:?usage: test_cli.sh path/to/jiffy-sim}
@@ -132,6 +135,50 @@ if "$SIM" --mechanism measured:deadline --calib "$T/good.json" --policy central 
 	echo "   ok      measured:deadline read from a jiffy-calibrate/1 file"
 else
 	echo "   FAIL    measured:"; cat "$T/m.json"; fails=$((fails + 1))
+fi
+
+echo "policy parameters (--param, the old flags, the report):"
+refuse "jiffy-sim: --param: rr.slice_us='0': expected microseconds" --policy rr --param slice_us=0 --load 0.5
+refuse "jiffy-sim: --param: rr.slice_us='fast'" --param rr.slice_us=fast --load 0.5
+refuse "policy rr has no such parameter; its parameters: slice_us" --policy rr --param slize_us=5us --load 0.5
+refuse "jiffy-sim: --param: 'slice_us': expected [POLICY.]NAME=VALUE" --param slice_us --load 0.5
+refuse "no policy 'nosuch'" --param nosuch.x=1 --load 0.5
+refuse "policy 'ps' takes no parameters" --policy ps --param slice_us=5us --load 0.5
+refuse_value --rr-slice 0us --rr-slice 0us --load 0.5
+refuse_value --central-slo 0us --central-slo 0us --load 0.5
+refuse_value --central-preempted middle --central-preempted middle --load 0.5
+# one setting, four spellings: byte-identical runs; the JSON report holds the policy's table
+p="--policy rr --mechanism ideal --quantum 20us --cores 2 --load 0.8 --requests 3000 --seed 3"
+"$SIM" $p --rr-slice 5us --json "$T/p1.json" >"$T/p1.out" 2>/dev/null
+"$SIM" $p --param rr.slice_us=5us --json "$T/p2.json" >"$T/p2.out" 2>/dev/null
+"$SIM" $p --param slice_us=5 --json "$T/p3.json" >"$T/p3.out" 2>/dev/null
+"$SIM" $p --param slice_us=0.005ms --param cfs.latency_us=80 --json "$T/p4.json" >"$T/p4.out" 2>/dev/null
+"$SIM" $p --json "$T/p0.json" >"$T/p0.out" 2>/dev/null
+if cmp -s "$T/p1.out" "$T/p2.out" && cmp -s "$T/p1.out" "$T/p3.out" &&
+	cmp -s "$T/p1.out" "$T/p4.out" && cmp -s "$T/p1.json" "$T/p2.json" &&
+	cmp -s "$T/p1.json" "$T/p3.json" && cmp -s "$T/p1.json" "$T/p4.json" &&
+	! cmp -s "$T/p0.out" "$T/p1.out" &&
+	grep -q '"quantum_us": 20, "policy_params": {"slice_us": 5}' "$T/p1.json" &&
+	grep -q '"policy_params": {"slice_us": 50}' "$T/p0.json"; then
+	echo "   ok      --rr-slice 5us = --param rr.slice_us=5us = slice_us=5 = slice_us=0.005ms (another policy's setting unused); the JSON has policy_params"
+else
+	echo "   FAIL    --param and --rr-slice differ, or the JSON lacks policy_params:"
+	grep -h policy_params "$T"/p[0-4].json; fails=$((fails + 1))
+fi
+c="--policy central --mechanism ideal --quantum 5us --cores 2 --load 0.5 --requests 2000"
+if "$SIM" $c --param queues=mq --central-preempted head --json "$T/c.json" 2>/dev/null |
+	grep -q '^jiffy-sim: sim:central:mq:head/ideal,' &&
+	grep -q '"policy_params": {"queues": "mq", "preempted": "head", "slo_us": 50}' "$T/c.json" &&
+	"$SIM" $c 2>/dev/null | grep -q '^jiffy-sim: sim:central/ideal,'; then
+	echo "   ok      central: the server name and the JSON name the choices (sim:central:mq:head)"
+else
+	echo "   FAIL    central's name or JSON:"; cat "$T/c.json"; fails=$((fails + 1))
+fi
+if "$SIM" --list-params >"$T/list" 2>&1 && grep -q '^| `JIFFY_RR_SLICE_US` | rr | `slice_us` |' "$T/list" &&
+	grep -q '^| `JIFFY_CENTRAL_QUEUES` or `JIFFY_CENTRAL` | central | `queues` | `sq`, `mq` | `sq` |' "$T/list"; then
+	echo "   ok      --list-params: every policy's table"
+else
+	echo "   FAIL    --list-params:"; cat "$T/list"; fails=$((fails + 1))
 fi
 
 if [ "$fails" -eq 0 ]; then echo "sim.cli: passed"; else echo "sim.cli: $fails FAILED"; fi

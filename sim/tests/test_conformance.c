@@ -43,20 +43,25 @@ static const struct mech mechs[] = {
 
 static int failures, runs;
 
-static bool run_one(const char *policy, const struct jf_policy_tunables *tun, const char *mech,
+/* @params: NULL, or the policy's parameters as jiffy-sim's --param takes them, comma separated. */
+static bool run_one(const char *policy, const char *params, const char *mech,
 		    uint64_t quantum, int cores, uint64_t seed, bool expect_violation,
 		    const char *tag)
 {
 	struct sim_config cfg;
 	struct sim_dist d;
 	struct sim_result r;
-	char err[512];
+	char err[512], list[256], *save = NULL;
 	bool ok;
 
 	sim_config_default(&cfg);
 	snprintf(cfg.policy, sizeof(cfg.policy), "%s", policy);
-	if (tun)
-		cfg.tun = *tun;
+	snprintf(list, sizeof(list), "%s", params ? params : "");
+	for (char *p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save))
+		if (sim_param_add(&cfg, p, err, sizeof(err))) {
+			fprintf(stderr, "%s\n", err);
+			exit(2);
+		}
 	if (quantum)
 		cfg.tun.quantum_ns = quantum;
 	if (sim_costs_preset(&cfg.costs, mech, NULL, err, sizeof(err)) ||
@@ -102,8 +107,7 @@ static bool run_one(const char *policy, const struct jf_policy_tunables *tun, co
 	return ok;
 }
 
-static void policy_matrix(const char *policy, const struct jf_policy_tunables *tun,
-			  const char *tag)
+static void policy_matrix(const char *policy, const char *params, const char *tag)
 {
 	static const int cores[] = {1, 4, 16};
 	int before = failures, n = runs;
@@ -111,7 +115,7 @@ static void policy_matrix(const char *policy, const struct jf_policy_tunables *t
 	for (size_t m = 0; m < sizeof(mechs) / sizeof(mechs[0]); m++)
 		for (size_t c = 0; c < 3; c++)
 			for (uint64_t seed = 1; seed <= 3; seed++)
-				run_one(policy, tun, mechs[m].preset, mechs[m].quantum_ns,
+				run_one(policy, params, mechs[m].preset, mechs[m].quantum_ns,
 					cores[c], seed * 7919 + c, false, tag);
 	printf("   %-12s %d runs (6 mechanisms x 1/4/16 workers x 3 seeds): %s\n", tag, runs - n,
 	       failures == before ? "no task lost or duplicated, no worker idle while work "
@@ -135,20 +139,18 @@ static void selftest(void)
 int main(int argc, char **argv)
 {
 	const char *p = argc > 1 ? argv[1] : "";
-	struct jf_policy_tunables tun;
 
 	if (!strcmp(p, "--selftest")) {
 		selftest();
 	} else if (!strcmp(p, "central")) {
 		printf("policy central through the simulator:\n");
 		for (int v = 0; v < 4; v++) {
-			char tag[32];
-			jf_policy_tunables_default(&tun);
-			tun.central_mq = v & 1;
-			tun.central_head = v & 2;
-			snprintf(tag, sizeof(tag), "central:%s:%s", tun.central_mq ? "mq" : "sq",
-				 tun.central_head ? "head" : "tail");
-			policy_matrix("central", &tun, tag);
+			const char *queues = v & 1 ? "mq" : "sq", *preempted = v & 2 ? "head" : "tail";
+			char tag[32], params[64];
+
+			snprintf(params, sizeof(params), "queues=%s,preempted=%s", queues, preempted);
+			snprintf(tag, sizeof(tag), "central:%s:%s", queues, preempted);
+			policy_matrix("central", params, tag);
 		}
 	} else if (jf_policy_find(p)) {
 		printf("policy %s through the simulator:\n", p);

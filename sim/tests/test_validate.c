@@ -193,7 +193,11 @@ static void rr_ps(void)
 		fprintf(stderr, "%s\n", err);
 		exit(1);
 	}
-	cfg.tun.quantum_ns = cfg.tun.rr_slice_ns = 250;
+	cfg.tun.quantum_ns = 250;
+	if (sim_param_add(&cfg, "rr.slice_us=250ns", err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		exit(1);
+	}
 	run(&cfg, &r);
 	snprintf(cfg.policy, sizeof(cfg.policy), "ps");
 	run(&cfg, &ideal);

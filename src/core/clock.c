@@ -2,31 +2,40 @@
  * clock.c - jf_now_ns(): the one clock of the runtime.
  *
  * Owns: choosing the clock source and calibrating it. With an invariant TSC (CPUID
- * 0x80000007:EDX[8], "constant_tsc nonstop_tsc" in /proc/cpuinfo) the TSC is read with rdtsc and
- * (ordered by lfence, as the kernel's vDSO does) scaled to nanoseconds on the CLOCK_MONOTONIC time base, calibrated against CLOCK_MONOTONIC at
- * first use; otherwise CLOCK_MONOTONIC is read directly. JIFFY_CLOCK=monotonic forces the latter.
+ * 0x80000007:EDX[8], "constant_tsc nonstop_tsc" in /proc/cpuinfo) the TSC is read with rdtsc
+ * (ordered by lfence, as the kernel's vDSO does) and scaled to nanoseconds on the
+ * CLOCK_MONOTONIC time base, calibrated against CLOCK_MONOTONIC the first time it is chosen;
+ * otherwise CLOCK_MONOTONIC is read directly. jf_run() chooses with its configuration's
+ * jf_config.clock (JIFFY_CLOCK=monotonic forces CLOCK_MONOTONIC); before the first jf_run(), the
+ * first call chooses the default, the TSC when invariant. Nothing here reads the environment.
  * Never the wall clock, never an assumed frequency.
+ *
+ * Invariant: clk.state is written under clk_lock, and only after the calibration it names is
+ * complete (release); readers load it with acquire, so a reader that sees CLK_TSC sees the
+ * calibration. Both sources count nanoseconds on the CLOCK_MONOTONIC base, so a choice changed
+ * between two runtimes moves no time backwards by more than the calibration's error.
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
 #include <pthread.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <x86intrin.h>
 
 #include "runtime.h"
 
+enum { CLK_UNSET = 0, CLK_MONOTONIC, CLK_TSC };
+
 static struct {
-	int ready; /* read with acquire */
-	bool use_tsc;
+	int state;   /* CLK_*: what jf_now_ns() reads (acquire) */
+	bool tsc_ok; /* invariant TSC, calibrated (set once, by tsc_calibrate) */
 	uint64_t hz;
 	uint64_t tsc0, ns0;
 	uint64_t mult;     /* ns = ((tsc - tsc0) * mult) >> 32 */
 	uint64_t tsc_mult; /* ticks = (ns * tsc_mult) >> 32 */
 } clk;
 
-static pthread_once_t clk_once = PTHREAD_ONCE_INIT;
+static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t clk_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t mono_ns(void)
 {
@@ -60,36 +69,61 @@ static void sample(uint64_t *tsc, uint64_t *ns)
 	}
 }
 
-static void clock_calibrate(void)
+static void tsc_calibrate(void)
 {
-	const char *force = getenv("JIFFY_CLOCK");
 	uint64_t t1 = 0, n1 = 0, t2 = 0, n2 = 0;
 
-	clk.use_tsc = cpu_has_invariant_tsc() && !(force && strcmp(force, "monotonic") == 0);
-	if (clk.use_tsc) {
-		sample(&t1, &n1);
-		do {
-			sample(&t2, &n2);
-		} while (n2 - n1 < 10000000u); /* 10 ms: ~5 ppm error from 25 ns brackets */
-		clk.hz = (uint64_t)((unsigned __int128)(t2 - t1) * 1000000000u / (n2 - n1));
-		clk.mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / clk.hz);
-		clk.tsc_mult = (uint64_t)(((unsigned __int128)clk.hz << 32) / 1000000000u);
-		clk.tsc0 = t2;
-		clk.ns0 = n2;
+	if (!cpu_has_invariant_tsc())
+		return;
+	sample(&t1, &n1);
+	do {
+		sample(&t2, &n2);
+	} while (n2 - n1 < 10000000u); /* 10 ms: ~5 ppm error from 25 ns brackets */
+	clk.hz = (uint64_t)((unsigned __int128)(t2 - t1) * 1000000000u / (n2 - n1));
+	clk.mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / clk.hz);
+	clk.tsc_mult = (uint64_t)(((unsigned __int128)clk.hz << 32) / 1000000000u);
+	clk.tsc0 = t2;
+	clk.ns0 = n2;
+	clk.tsc_ok = true;
+}
+
+/* Choose @kind's source (the TSC only when invariant); with @if_unset, only if none is yet. */
+static void clock_choose(enum jf_clock_kind kind, bool if_unset)
+{
+	int state = CLK_MONOTONIC;
+
+	pthread_mutex_lock(&clk_lock);
+	if (!if_unset || clk.state == CLK_UNSET) {
+		if (kind == JF_CLOCK_TSC) {
+			pthread_once(&tsc_once, tsc_calibrate); /* 10 ms, the first time only */
+			if (clk.tsc_ok)
+				state = CLK_TSC;
+		}
+		__atomic_store_n(&clk.state, state, __ATOMIC_RELEASE);
 	}
-	__atomic_store_n(&clk.ready, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&clk_lock);
+}
+
+void jf_clock_select(enum jf_clock_kind kind)
+{
+	clock_choose(kind, false);
 }
 
 void jf_clock_init(void)
 {
-	pthread_once(&clk_once, clock_calibrate);
+	if (__atomic_load_n(&clk.state, __ATOMIC_ACQUIRE) == CLK_UNSET)
+		clock_choose(JF_CLOCK_TSC, true);
 }
 
 uint64_t jf_now_ns(void)
 {
-	if (JF_UNLIKELY(!__atomic_load_n(&clk.ready, __ATOMIC_ACQUIRE)))
+	int state = __atomic_load_n(&clk.state, __ATOMIC_ACQUIRE);
+
+	if (JF_UNLIKELY(state == CLK_UNSET)) {
 		jf_clock_init();
-	if (JF_LIKELY(clk.use_tsc)) {
+		state = __atomic_load_n(&clk.state, __ATOMIC_ACQUIRE);
+	}
+	if (JF_LIKELY(state == CLK_TSC)) {
 		/*
 		 * lfence first: a bare rdtsc may execute before earlier loads complete, and then a
 		 * time read after observing another thread's timestamp can be ~2 us older than it
@@ -106,13 +140,13 @@ uint64_t jf_now_ns(void)
 const char *jf_clock_source(void)
 {
 	jf_clock_init();
-	return clk.use_tsc ? "tsc" : "clock_monotonic";
+	return __atomic_load_n(&clk.state, __ATOMIC_ACQUIRE) == CLK_TSC ? "tsc" : "clock_monotonic";
 }
 
 uint64_t jf_tsc_hz(void)
 {
 	jf_clock_init();
-	return clk.use_tsc ? clk.hz : 0;
+	return __atomic_load_n(&clk.state, __ATOMIC_ACQUIRE) == CLK_TSC ? clk.hz : 0;
 }
 
 uint64_t jf_ns_to_tsc_ticks(uint64_t ns)

@@ -1,8 +1,11 @@
 /*
  * config.c - defaults, JIFFY_* environment overrides and validation of struct jf_config.
  *
- * Owns: the only place configuration is parsed. Every variable is listed in env_vars[]; an
- * unknown JIFFY_* variable or an unusable value is an error that names the variable and the value.
+ * Owns: the only place configuration is parsed. Every variable of the runtime is listed in
+ * env_vars[]; the policies' parameters are not: each policy declares its own (struct
+ * jf_policy_param), and JIFFY_<POLICY>_<NAME> is matched against those tables (params.c parses
+ * the value). An unknown JIFFY_* variable or an unusable value is an error that names the
+ * variable and the value.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -21,6 +24,8 @@
 
 #include "../common/errf.h"
 #include "../preempt/preempt.h"
+#include "../sched/registry.h"
+#include "runtime.h"
 
 extern char **environ;
 
@@ -32,22 +37,6 @@ static unsigned online_cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (unsigned)n : 1;
-}
-
-void jf_policy_tunables_default(struct jf_policy_tunables *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->quantum_ns = 100 * 1000;
-	t->rr_slice_ns = 50 * 1000;          /* Skyloft Table 5 */
-	t->twoq_long_ns = 0;                 /* 4 x quantum (Aspen §3.2: "e.g. 100 us") */
-	t->cfs_latency_ns = 50 * 1000;       /* Skyloft Table 5 */
-	t->cfs_min_gran_ns = 12500;          /* Skyloft Table 5 */
-	t->cfs_wakeup_gran_ns = 12500;
-	t->eevdf_slice_ns = 12500;           /* Skyloft Table 5 */
-	t->central_mq = false;
-	t->central_head = false;             /* Shinjuku: preempted requests to the tail */
-	t->central_slo_ns = 50 * 1000;
-	t->lcbe_be_quantum_ns = 0;           /* 4 x quantum */
 }
 
 void jf_config_default(struct jf_config *cfg)
@@ -74,7 +63,7 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->netpoll_ns = 5 * 1000; /* see docs/netpoll.md */
 	cfg->preempt_skip = true;
 	cfg->pthread_shim = true;
-	jf_policy_tunables_default(&cfg->sched);
+	cfg->clock = JF_CLOCK_TSC;
 }
 
 /* Strict unsigned parse: digits only, optional K/M/G suffix (powers of 1024) if @suffixes. */
@@ -124,23 +113,139 @@ static int parse_bool(const char *s, bool *out)
 	return -1;
 }
 
-/* The policies' time parameters, all in microseconds (struct jf_policy_tunables). */
-static const struct {
-	const char *name;
-	size_t off;
-	uint64_t min_us, max_us;
-} us_tunables[] = {
-#define TUN(n, f, lo, hi) {n, offsetof(struct jf_config, sched.f), lo, hi}
-	TUN("JIFFY_RR_SLICE_US", rr_slice_ns, 1, 1000000),
-	TUN("JIFFY_TWOQ_LONG_US", twoq_long_ns, 0, 1000000),
-	TUN("JIFFY_CFS_LATENCY_US", cfs_latency_ns, 1, 1000000),
-	TUN("JIFFY_CFS_MIN_GRAN_US", cfs_min_gran_ns, 1, 1000000),
-	TUN("JIFFY_CFS_WAKEUP_GRAN_US", cfs_wakeup_gran_ns, 0, 1000000),
-	TUN("JIFFY_EEVDF_SLICE_US", eevdf_slice_ns, 1, 1000000),
-	TUN("JIFFY_CENTRAL_SLO_US", central_slo_ns, 1, 1000000000),
-	TUN("JIFFY_LCBE_BE_QUANTUM_US", lcbe_be_quantum_ns, 0, 1000000),
-#undef TUN
-};
+/* --- the policies' parameters (struct jf_config_param) --------------------------------------- */
+
+/* Whether @c names @policy's parameter @name (bounded: the struct may come filled by hand). */
+static bool param_is(const struct jf_config_param *c, const char *policy, const char *name)
+{
+	return !strncmp(c->policy, policy, sizeof(c->policy)) &&
+	       !strncmp(c->name, name, sizeof(c->name));
+}
+
+static struct jf_config_param *param_slot(struct jf_config *c, const char *policy,
+					  const char *name)
+{
+	for (unsigned i = 0; i < c->nparams && i < JF_CONFIG_PARAMS_MAX; i++)
+		if (param_is(&c->params[i], policy, name))
+			return &c->params[i];
+	return NULL;
+}
+
+/* Set @ops's parameter @i from @text; @label names it in messages (a variable, "rr.slice_us"). */
+static int param_set_at(struct jf_config *c, const struct jf_policy_ops *ops, int i,
+			const char *text, const char *label, char *err, size_t errlen)
+{
+	const struct jf_policy_param *p = &ops->params[i];
+	struct jf_config_param *slot;
+	char why[320];
+	uint64_t v;
+
+	if (jf_policy_param_parse(p, text, &v, why, sizeof(why)))
+		return jf_errf(err, errlen, "%s=%s", label, why);
+	if (strlen(ops->name) >= JF_POLICY_NAME_MAX)
+		return jf_errf(err, errlen, "%s: the policy's name '%s' is longer than %d bytes",
+			    label, ops->name, JF_POLICY_NAME_MAX - 1);
+	slot = param_slot(c, ops->name, p->name);
+	if (!slot) {
+		if (c->nparams >= JF_CONFIG_PARAMS_MAX) {
+			jf_errf(err, errlen, "%s: more than %d policy parameters set", label,
+				JF_CONFIG_PARAMS_MAX);
+			return -ENOSPC;
+		}
+		slot = &c->params[c->nparams++];
+		memset(slot, 0, sizeof(*slot));
+		snprintf(slot->policy, sizeof(slot->policy), "%s", ops->name);
+		snprintf(slot->name, sizeof(slot->name), "%s", p->name);
+	}
+	slot->value = v;
+	return 0;
+}
+
+/* @ops and @name's index in its table, or -EINVAL with a message listing what there is. */
+static int param_lookup(const char *policy, const char *name, const struct jf_policy_ops **ops,
+			char *err, size_t errlen)
+{
+	char names[256];
+	int i;
+
+	*ops = policy ? jf_policy_find(policy) : NULL;
+	if (!*ops) {
+		jf_policy_names(names, sizeof(names));
+		return jf_errf(err, errlen, "policy '%s' is unknown; available: %s",
+			    policy ? policy : "(null)", names);
+	}
+	i = jf_policy_param_index(*ops, name);
+	if (i < 0) {
+		jf_policy_param_names(*ops, names, sizeof(names));
+		return jf_errf(err, errlen, "%s.%s: policy %s has no such parameter; its "
+			    "parameters: %s", policy, name ? name : "(null)", policy, names);
+	}
+	return i;
+}
+
+int jf_config_set_param(struct jf_config *cfg, const char *policy, const char *name,
+			const char *value, char *err, size_t errlen)
+{
+	const struct jf_policy_ops *ops;
+	char label[JF_POLICY_NAME_MAX + JF_PARAM_NAME_MAX + 2];
+	int i = param_lookup(policy, name, &ops, err, errlen);
+
+	if (i < 0)
+		return i;
+	snprintf(label, sizeof(label), "%s.%s", policy, name);
+	return param_set_at(cfg, ops, i, value, label, err, errlen);
+}
+
+int jf_config_get_param(const struct jf_config *cfg, const char *policy, const char *name,
+			uint64_t *value)
+{
+	const struct jf_policy_ops *ops;
+	int i = param_lookup(policy, name, &ops, NULL, 0);
+
+	if (i < 0)
+		return -ENOENT;
+	*value = ops->params[i].def;
+	for (unsigned k = 0; k < cfg->nparams && k < JF_CONFIG_PARAMS_MAX; k++)
+		if (param_is(&cfg->params[k], ops->name, name))
+			*value = cfg->params[k].value;
+	return 0;
+}
+
+void jf_config_policy_params(const struct jf_config *cfg, const struct jf_policy_ops *ops,
+			     struct jf_policy_params *params)
+{
+	jf_policy_params_default(ops, params);
+	params->quantum_ns = cfg->quantum_ns;
+	for (unsigned k = 0; k < cfg->nparams && k < JF_CONFIG_PARAMS_MAX; k++)
+		for (size_t i = 0; i < ops->nparams && i < JF_POLICY_PARAMS_MAX; i++)
+			if (param_is(&cfg->params[k], ops->name, ops->params[i].name))
+				params->value[i] = cfg->params[k].value;
+}
+
+/* Every parameter set names a known policy and one of its parameters, with a value in range. */
+static int validate_params(const struct jf_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->nparams > JF_CONFIG_PARAMS_MAX)
+		return jf_errf(err, errlen, "nparams = %u: must be at most %d", cfg->nparams,
+			    JF_CONFIG_PARAMS_MAX);
+	for (unsigned k = 0; k < cfg->nparams; k++) {
+		const struct jf_config_param *c = &cfg->params[k];
+		const struct jf_policy_ops *ops;
+		char why[320];
+		int i;
+
+		if (!memchr(c->policy, '\0', sizeof(c->policy)) ||
+		    !memchr(c->name, '\0', sizeof(c->name)))
+			return jf_errf(err, errlen, "params[%u]: a name without its terminating NUL", k);
+		i = param_lookup(c->policy, c->name, &ops, why, sizeof(why));
+		if (i < 0)
+			return jf_errf(err, errlen, "params[%u]: %s", k, why);
+		if (jf_policy_param_check_value(&ops->params[i], c->value, why, sizeof(why)))
+			return jf_errf(err, errlen, "params[%u]: %s.%s=%s", k, c->policy, c->name,
+				    why);
+	}
+	return 0;
+}
 
 int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 {
@@ -195,13 +300,11 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 		return jf_errf(err, errlen,
 			    "preempt = '%.*s': unknown mechanism; known: " JF_PREEMPT_KNOWN,
 			    (int)sizeof(cfg->preempt), cfg->preempt);
-	for (size_t i = 0; i < sizeof(us_tunables) / sizeof(us_tunables[0]); i++) {
-		uint64_t v = *(const uint64_t *)((const char *)cfg + us_tunables[i].off);
-		if (v < us_tunables[i].min_us * 1000u || v > us_tunables[i].max_us * 1000u)
-			return jf_errf(err, errlen, "sched.%s = %" PRIu64 " ns: must be between %" PRIu64
-				    " and %" PRIu64 " us (%s)", us_tunables[i].name + 6, v,
-				    us_tunables[i].min_us, us_tunables[i].max_us, us_tunables[i].name);
-	}
+	if ((unsigned)cfg->clock >= JF_CLOCK_NR_KINDS)
+		return jf_errf(err, errlen, "clock = %d: must be JF_CLOCK_TSC or JF_CLOCK_MONOTONIC",
+			    (int)cfg->clock);
+	if (validate_params(cfg, err, errlen))
+		return -EINVAL;
 	if (!jf_policy_find(cfg->policy)) {
 		char names[256];
 		jf_policy_names(names, sizeof(names));
@@ -406,47 +509,16 @@ static int env_signal(struct jf_config *c, const char *n, const char *v, char *e
 	return 0;
 }
 
-static int env_us_tunable(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	for (size_t i = 0; i < sizeof(us_tunables) / sizeof(us_tunables[0]); i++) {
-		uint64_t x;
-		if (strcmp(n, us_tunables[i].name))
-			continue;
-		if (parse_u64(v, false, &x) || x < us_tunables[i].min_us || x > us_tunables[i].max_us)
-			return jf_errf(e, el, "%s='%s': expected microseconds from %" PRIu64 " to %" PRIu64,
-				    n, v, us_tunables[i].min_us, us_tunables[i].max_us);
-		*(uint64_t *)((char *)c + us_tunables[i].off) = x * 1000u;
-		return 0;
-	}
-	return jf_errf(e, el, "%s: not a tunable", n);
-}
+static const char *const clock_names[JF_CLOCK_NR_KINDS] = {"tsc", "monotonic"};
 
-static int env_central(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	if (!strcmp(v, "sq") || !strcmp(v, "mq")) {
-		c->sched.central_mq = v[0] == 'm';
-		return 0;
-	}
-	return jf_errf(e, el, "%s='%s': expected 'sq' (one queue) or 'mq' (one per request type)", n,
-		    v);
-}
-
-static int env_central_pre(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	if (!strcmp(v, "head") || !strcmp(v, "tail")) {
-		c->sched.central_head = v[0] == 'h';
-		return 0;
-	}
-	return jf_errf(e, el, "%s='%s': expected 'head' or 'tail'", n, v);
-}
-
-/* Read by clock.c at first use; validated here so a typo is still reported. */
 static int env_clock(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
-	(void)c;
-	if (strcmp(v, "tsc") && strcmp(v, "monotonic"))
-		return jf_errf(e, el, "%s='%s': expected 'tsc' or 'monotonic'", n, v);
-	return 0;
+	for (int k = 0; k < JF_CLOCK_NR_KINDS; k++)
+		if (!strcmp(v, clock_names[k])) {
+			c->clock = (enum jf_clock_kind)k;
+			return 0;
+		}
+	return jf_errf(e, el, "%s='%s': expected 'tsc' or 'monotonic'", n, v);
 }
 
 static const struct {
@@ -464,16 +536,99 @@ static const struct {
 	{"JIFFY_PREEMPT_SKIP", env_preempt_skip},
 	{"JIFFY_PTHREAD_SHIM", env_pthread_shim},
 	{"JIFFY_SCHEDTRACE", env_schedtrace},        {"JIFFY_STALL_REPORT", env_stall},
-	{"JIFFY_RR_SLICE_US", env_us_tunable},       {"JIFFY_TWOQ_LONG_US", env_us_tunable},
-	{"JIFFY_CFS_LATENCY_US", env_us_tunable},    {"JIFFY_CFS_MIN_GRAN_US", env_us_tunable},
-	{"JIFFY_CFS_WAKEUP_GRAN_US", env_us_tunable}, {"JIFFY_EEVDF_SLICE_US", env_us_tunable},
-	{"JIFFY_CENTRAL", env_central},              {"JIFFY_CENTRAL_PREEMPTED", env_central_pre},
-	{"JIFFY_CENTRAL_SLO_US", env_us_tunable},    {"JIFFY_LCBE_BE_QUANTUM_US", env_us_tunable},
 };
+
+/*
+ * The parameters the environment has set so far in one jf_config_apply_env(): a parameter set
+ * by both its variable and its alias (JIFFY_CENTRAL_QUEUES and JIFFY_CENTRAL) is refused, since
+ * which one wins would depend on the order of environ.
+ */
+struct env_seen {
+	int n;
+	struct {
+		const struct jf_policy_param *param;
+		const char *var; /* in environ: "NAME=value" */
+	} set[JF_CONFIG_PARAMS_MAX];
+};
+
+/*
+ * Whether JIFFY_* variable @var (@len bytes of it) sets a policy's parameter; if so, set it
+ * (*@rc: 0 or -EINVAL).
+ */
+static bool env_param(struct jf_config *c, struct env_seen *seen, const char *var, size_t len,
+		      const char *value, int *rc, char *err, size_t errlen)
+{
+	const struct jf_policy_ops *ops;
+	char name[JF_POLICY_NAME_MAX + JF_PARAM_NAME_MAX + 8];
+
+	for (int k = 0; (ops = jf_policy_at(k)) != NULL; k++) {
+		for (size_t i = 0; i < ops->nparams && i < JF_POLICY_PARAMS_MAX; i++) {
+			const struct jf_policy_param *p = &ops->params[i];
+			size_t n = (size_t)jf_policy_param_env(ops->name, p, name, sizeof(name));
+
+			if (!(n == len && !strncmp(var, name, len)) &&
+			    !(p->env_alias && strlen(p->env_alias) == len &&
+			      !strncmp(var, p->env_alias, len)))
+				continue;
+			snprintf(name, sizeof(name), "%.*s", (int)len, var);
+			for (int j = 0; j < seen->n; j++)
+				if (seen->set[j].param == p) {
+					*rc = jf_errf(err, errlen, "%s and %.*s both set %s.%s: "
+						   "give one", name,
+						   (int)strcspn(seen->set[j].var, "="),
+						   seen->set[j].var, ops->name, p->name);
+					return true;
+				}
+			*rc = param_set_at(c, ops, (int)i, value, name, err, errlen) ? -EINVAL : 0;
+			if (*rc == 0 && seen->n < JF_CONFIG_PARAMS_MAX) {
+				seen->set[seen->n].param = p;
+				seen->set[seen->n++].var = var;
+			}
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * @var is no variable: if it starts with a known policy's JIFFY_<POLICY>_, say which variables
+ * that policy has (the longest such prefix: a misspelt parameter); else list the runtime's.
+ */
+static int env_unknown(const char *var, size_t len, char *err, size_t errlen)
+{
+	const struct jf_policy_ops *ops, *best = NULL;
+	char prefix[JF_POLICY_NAME_MAX + 8], names[1024] = "";
+	size_t best_len = 0, off = 0;
+
+	for (int k = 0; (ops = jf_policy_at(k)) != NULL; k++) {
+		size_t n = jf_policy_env_prefix(ops->name, prefix, sizeof(prefix));
+		if (n < len && n > best_len && !strncmp(var, prefix, n))
+			best = ops, best_len = n;
+	}
+	if (best && !best->nparams)
+		return jf_errf(err, errlen, "%.*s: unknown variable; policy %s has no parameters",
+			    (int)len, var, best->name);
+	if (best) {
+		for (size_t i = 0; i < best->nparams && off < sizeof(names); i++) {
+			char env[JF_POLICY_NAME_MAX + JF_PARAM_NAME_MAX + 8];
+			jf_policy_param_env(best->name, &best->params[i], env, sizeof(env));
+			off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s",
+						i ? ", " : "", env);
+		}
+		return jf_errf(err, errlen, "%.*s: unknown variable; policy %s's parameters are %s "
+			    "(docs/policies.md)", (int)len, var, best->name, names);
+	}
+	for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]) && off < sizeof(names); i++)
+		off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "",
+					env_vars[i].name);
+	return jf_errf(err, errlen, "%.*s: unknown variable; known: %s, and a policy's parameters "
+		    "JIFFY_<POLICY>_<NAME> (docs/policies.md)", (int)len, var, names);
+}
 
 int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen)
 {
 	struct jf_config tmp = *cfg;
+	struct env_seen seen = {0};
 
 	for (char **ep = environ; ep && *ep; ep++) {
 		const char *eq = strchr(*ep, '=');
@@ -494,17 +649,48 @@ int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen)
 			}
 		}
 		if (!known) {
-			char names[1024] = "";
-			for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++) {
-				strncat(names, env_vars[i].name, sizeof(names) - strlen(names) - 3);
-				if (i + 1 < sizeof(env_vars) / sizeof(env_vars[0]))
-					strncat(names, ", ", sizeof(names) - strlen(names) - 1);
-			}
-			return jf_errf(err, errlen, "%s: unknown variable; known: %s", *ep, names);
+			int rc = 0;
+			if (!env_param(&tmp, &seen, *ep, len, eq + 1, &rc, err, errlen))
+				return env_unknown(*ep, len, err, errlen);
+			if (rc)
+				return rc;
 		}
 	}
 	*cfg = tmp;
 	return 0;
+}
+
+/*
+ * The selected policy's parameters, every one ("rr.slice_us = 50"), then those set for other
+ * policies, marked unused.
+ */
+static void print_params(const struct jf_config *cfg, FILE *out)
+{
+	const struct jf_policy_ops *ops = NULL, *other;
+	char v[48];
+
+	if (memchr(cfg->policy, '\0', sizeof(cfg->policy)))
+		ops = jf_policy_find(cfg->policy);
+	for (size_t i = 0; ops && i < ops->nparams; i++) {
+		uint64_t x = ops->params[i].def;
+		jf_config_get_param(cfg, ops->name, ops->params[i].name, &x);
+		jf_policy_param_format(&ops->params[i], x, v, sizeof(v));
+		fprintf(out, "%s.%s = %s\n", ops->name, ops->params[i].name, v);
+	}
+	for (unsigned k = 0; k < cfg->nparams && k < JF_CONFIG_PARAMS_MAX; k++) {
+		const struct jf_config_param *c = &cfg->params[k];
+		int i;
+
+		if (!memchr(c->policy, '\0', sizeof(c->policy)) ||
+		    !memchr(c->name, '\0', sizeof(c->name)) || (ops && !strcmp(c->policy, ops->name)))
+			continue;
+		other = jf_policy_find(c->policy);
+		if (!other || (i = jf_policy_param_index(other, c->name)) < 0)
+			continue;
+		jf_policy_param_format(&other->params[i], c->value, v, sizeof(v));
+		fprintf(out, "%s.%s = %s (policy %s is not selected: unused)\n", c->policy, c->name,
+			v, c->policy);
+	}
 }
 
 void jf_config_print(const struct jf_config *cfg, FILE *out)
@@ -516,7 +702,9 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "stack_cache = %u\n", cfg->stack_cache);
 	fprintf(out, "spin_us = %" PRIu64 "\n", cfg->spin_ns / 1000u);
 	fprintf(out, "spin_max_us = %" PRIu64 "\n", cfg->spin_max_ns / 1000u);
-	fprintf(out, "clock = %s (%" PRIu64 " Hz)\n", jf_clock_source(), jf_tsc_hz());
+	fprintf(out, "clock = %s (in use: %s, %" PRIu64 " Hz)\n",
+		(unsigned)cfg->clock < JF_CLOCK_NR_KINDS ? clock_names[cfg->clock] : "?",
+		jf_clock_source(), jf_tsc_hz());
 	fprintf(out, "preempt = %s\n", cfg->preempt);
 	if (cfg->quantum_ns == JF_QUANTUM_DEFAULT)
 		fprintf(out, "quantum_us = default\n");
@@ -533,9 +721,5 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "netpoll_us = %" PRIu64 "\n", cfg->netpoll_ns / 1000u);
 	fprintf(out, "schedtrace_ms = %" PRIu64 "\n", cfg->schedtrace_ns / 1000000u);
 	fprintf(out, "stall_report = %u\n", cfg->stall_report);
-	for (size_t i = 0; i < sizeof(us_tunables) / sizeof(us_tunables[0]); i++)
-		fprintf(out, "%s = %" PRIu64 "\n", us_tunables[i].name + 6,
-			*(const uint64_t *)((const char *)cfg + us_tunables[i].off) / 1000u);
-	fprintf(out, "central = %s\n", cfg->sched.central_mq ? "mq" : "sq");
-	fprintf(out, "central_preempted = %s\n", cfg->sched.central_head ? "head" : "tail");
+	print_params(cfg, out);
 }

@@ -306,10 +306,9 @@ static int policy_setup(struct runtime *rt)
 		jf_warn("%s", err);
 		return rc;
 	}
+	jf_config_policy_params(&rt->cfg, ops, &rt->policy.params);
 	rt->policy.params.nworkers = rt->nworkers;
 	rt->policy.params.seed = 0x6a6966667921ull;
-	rt->policy.params.tun = rt->cfg.sched;
-	rt->policy.params.tun.quantum_ns = rt->cfg.quantum_ns;
 	rc = ops->init(&rt->policy, &rt->policy.params);
 	if (rc) {
 		jf_warn("policy '%s' failed to initialise: %s", ops->name, strerror(-rc));
@@ -410,7 +409,7 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 	jf_pthread_shim_setup(&cfg);
 	if (cfg.quantum_ns == JF_QUANTUM_DEFAULT) /* before the policy copies it */
 		cfg.quantum_ns = jf_preempt_default_quantum(cfg.preempt);
-	jf_clock_init();
+	jf_clock_select(cfg.clock); /* before the mechanisms ask for the TSC (deadline, auto) */
 
 	rc = runtime_create(&cfg, &rt);
 	if (rc)

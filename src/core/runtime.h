@@ -457,6 +457,9 @@ bool jf_block_timeout(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)
 
 /* --- misc ---------------------------------------------------------------------------------- */
 
+/* The clock jf_now_ns() reads from now on: jf_run() sets its configuration's (jf_config.clock). */
+void jf_clock_select(enum jf_clock_kind kind);
+/* Without a jf_clock_select() yet: choose the default (the TSC when invariant). */
 void jf_clock_init(void);
 /* A duration as TSC ticks, rounded up (only meaningful when jf_tsc_hz() != 0). */
 uint64_t jf_ns_to_tsc_ticks(uint64_t ns);
@@ -467,6 +470,12 @@ void jf_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2))
 void jf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int jf_policy_registry_lookup(const char *name, const struct jf_policy_ops **ops, char *err,
 			      size_t errlen);
+/*
+ * config.c: @ops's parameters under @cfg (its table's defaults, then what @cfg sets for it) and
+ * @cfg->quantum_ns into @params; nworkers and seed are left to the caller.
+ */
+void jf_config_policy_params(const struct jf_config *cfg, const struct jf_policy_ops *ops,
+			     struct jf_policy_params *params);
 
 /* pthread_shim.c: pthread lock holders are not preempted unless @cfg->pthread_shim is false
  * (JIFFY_PTHREAD_SHIM=0); set at jf_run(). */

@@ -48,7 +48,8 @@ static int deadline_available(char *why, size_t len)
 		return 0;
 	snprintf(why, len,
 		 "it compares the TSC with a due time in jf_safepoint(), and the runtime clock is "
-		 "not the TSC (no invariant TSC on this CPU, or JIFFY_CLOCK=monotonic)");
+		 "not the TSC (no invariant TSC on this CPU, or JIFFY_CLOCK=monotonic: "
+		 "jf_config.clock)");
 	return -1;
 }
 

@@ -14,16 +14,16 @@
  *   all of them; MQ: those where no other type's queue holds work). New, woken and yielding
  *   tasks go to the tail.
  *
- * Parameters (struct jf_policy_tunables, from the environment through struct jf_config):
- *   central_mq     false: SQ (default); true: MQ.                         JIFFY_CENTRAL=sq|mq
- *   central_head   preempted tasks to the head (true) or tail (false, default).
- *                                                                 JIFFY_CENTRAL_PREEMPTED=head|tail
- *   central_slo_ns MQ: SLO of a task whose attr.slo_ns is 0 (default 50 us; 0 is rejected at
- *                  init: a ratio needs a positive SLO).                    JIFFY_CENTRAL_SLO_US
+ * Parameters (central_params[] below), and the runtime's quantum:
+ *   queues         sq (default) or mq.                 JIFFY_CENTRAL_QUEUES or JIFFY_CENTRAL=sq|mq
+ *   preempted      preempted tasks to the tail (default) or the head.
+ *                                                                 JIFFY_CENTRAL_PREEMPTED=tail|head
+ *   slo_us         MQ: SLO of a task whose attr.slo_ns is 0 (default 50 us; at least 1 us: a
+ *                  ratio needs a positive SLO).                            JIFFY_CENTRAL_SLO_US
  *   quantum_ns     the runtime's quantum: when tick is asked.              JIFFY_QUANTUM_US
  * Request types: CENTRAL_NR_TYPES (64) queues; a type outside 0..63 maps to queue
  * (uint32_t)type % 64, so types 64 and 0 share a queue and type -1 uses queue 63. The SLO is the
- * task's own (attr.slo_ns, else central_slo_ns), read when it is enqueued: Shinjuku's per-queue SLO
+ * task's own (attr.slo_ns, else slo_us), read when it is enqueued: Shinjuku's per-queue SLO
  * is the special case where all tasks of a type carry the same one. The queueing time of a head is
  * now - runnable_ns, i.e. since it last became runnable (a preempted task starts again from 0,
  * which is what lets the other types in under head placement). Ties go to the lower queue index.
@@ -82,19 +82,37 @@ static struct central_task *ctask(struct jf_task *t)
 	return (struct central_task *)(void *)t->policy_data;
 }
 
+enum { CENTRAL_QUEUES, CENTRAL_PREEMPTED, CENTRAL_SLO, CENTRAL_NPARAMS };
+enum { CENTRAL_SQ, CENTRAL_MQ };        /* CENTRAL_QUEUES' choices */
+enum { CENTRAL_TAIL, CENTRAL_HEAD };    /* CENTRAL_PREEMPTED's */
+
+static const struct jf_policy_param central_params[CENTRAL_NPARAMS] = {
+	[CENTRAL_QUEUES] = {.name = "queues", .type = JF_PARAM_ENUM, .def = CENTRAL_SQ,
+			    .choices = (const char *const[]){"sq", "mq", NULL},
+			    .env_alias = "JIFFY_CENTRAL",
+			    .doc = "sq: one queue; mq: one per request type (attr.type)"},
+	[CENTRAL_PREEMPTED] = {.name = "preempted", .type = JF_PARAM_ENUM, .def = CENTRAL_TAIL,
+			       .choices = (const char *const[]){"tail", "head", NULL},
+			       .doc = "where a preempted task goes back in its queue (tail: "
+				      "Shinjuku's default)"},
+	[CENTRAL_SLO] = {.name = "slo_us", .type = JF_PARAM_US, .min = 1000,
+			 .max = 1000000000000ull, .def = 50000,
+			 .doc = "MQ: the SLO of a task whose attr.slo_ns is 0"},
+};
+
 static int central_init(struct jf_policy *p, const struct jf_policy_params *params)
 {
 	struct central *c;
 
-	if (params->tun.central_slo_ns == 0)
+	if (params->value[CENTRAL_SLO] == 0) /* a zeroed struct, not a checked one */
 		return -EINVAL;
 	c = aligned_alloc(JF_CACHELINE, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	memset(c, 0, sizeof(*c));
-	c->mq = params->tun.central_mq;
-	c->preempted_to_head = params->tun.central_head;
-	c->default_slo_ns = params->tun.central_slo_ns;
+	c->mq = params->value[CENTRAL_QUEUES] == CENTRAL_MQ;
+	c->preempted_to_head = params->value[CENTRAL_PREEMPTED] == CENTRAL_HEAD;
+	c->default_slo_ns = params->value[CENTRAL_SLO];
 	p->priv = c;
 	return 0;
 }
@@ -262,4 +280,6 @@ const struct jf_policy_ops jf_policy_central = {
 	.enqueue_pick = central_enqueue_pick,
 	.has_work = central_has_work,
 	.tick = central_tick,
+	.params = central_params,
+	.nparams = CENTRAL_NPARAMS,
 };

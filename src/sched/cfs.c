@@ -23,10 +23,10 @@
  * smallest vruntime of another worker (victims tried from a pseudo-random start). There is no
  * periodic load balancing: tasks spread only through placement and idle stealing.
  *
- * Parameters (struct jf_policy_tunables):
- *   cfs_latency_ns     sched_latency, the period (default 50 us, Skyloft Table 5) JIFFY_CFS_LATENCY_US
- *   cfs_min_gran_ns    min_granularity, the shortest slice (12.5 us)          JIFFY_CFS_MIN_GRAN_US
- *   cfs_wakeup_gran_ns wakeup preemption margin (12.5 us)                   JIFFY_CFS_WAKEUP_GRAN_US
+ * Parameters (cfs_params[] below):
+ *   latency_us     sched_latency, the period (default 50 us, Skyloft Table 5) JIFFY_CFS_LATENCY_US
+ *   min_gran_us    min_granularity, the shortest slice (12.5 us)             JIFFY_CFS_MIN_GRAN_US
+ *   wakeup_gran_us wakeup preemption margin (12.5 us)                     JIFFY_CFS_WAKEUP_GRAN_US
  *
  * Data structure: per worker, a treap of the queued tasks ordered by vruntime (vtree.h, linked
  * through jf_task.policy_data): insert, remove, first and last O(log n) expected, iterative, no
@@ -47,8 +47,6 @@
 #include "sched_util.h"
 #include "vtree.h"
 
-#define CFS_DEFAULT_LATENCY_NS 50000u
-#define CFS_DEFAULT_MIN_GRAN_NS 12500u
 
 /* Per task, in jf_task.policy_data: vt.key is its vruntime. */
 struct cfs_node {
@@ -219,6 +217,21 @@ static struct jf_task *rq_pick(struct cfs_rq *rq, uint64_t now)
 
 /* --- ops ------------------------------------------------------------------------------------ */
 
+enum { CFS_LATENCY, CFS_MIN_GRAN, CFS_WAKEUP_GRAN, CFS_NPARAMS };
+
+static const struct jf_policy_param cfs_params[CFS_NPARAMS] = {
+	[CFS_LATENCY] = {.name = "latency_us", .type = JF_PARAM_US, .min = 1000, .max = 1000000000,
+			 .def = 50000, .doc = "sched_latency: every runnable task runs once per "
+					      "period (Skyloft Table 5)"},
+	[CFS_MIN_GRAN] = {.name = "min_gran_us", .type = JF_PARAM_US, .min = 1000,
+			  .max = 1000000000, .def = 12500,
+			  .doc = "min_granularity: the shortest slice (Skyloft Table 5)"},
+	[CFS_WAKEUP_GRAN] = {.name = "wakeup_gran_us", .type = JF_PARAM_US, .min = 0,
+			     .max = 1000000000, .def = 12500,
+			     .doc = "a woken task preempts the running one only if its vruntime "
+				    "is smaller by more than this"},
+};
+
 static int cfs_init(struct jf_policy *p, const struct jf_policy_params *params)
 {
 	struct cfs *s = calloc(1, sizeof(*s));
@@ -227,11 +240,9 @@ static int cfs_init(struct jf_policy *p, const struct jf_policy_params *params)
 	if (!s)
 		return -ENOMEM;
 	s->nworkers = params->nworkers;
-	s->latency_ns = params->tun.cfs_latency_ns ? params->tun.cfs_latency_ns
-						   : CFS_DEFAULT_LATENCY_NS;
-	s->min_gran_ns = params->tun.cfs_min_gran_ns ? params->tun.cfs_min_gran_ns
-						     : CFS_DEFAULT_MIN_GRAN_NS;
-	s->wakeup_gran_ns = params->tun.cfs_wakeup_gran_ns;
+	s->latency_ns = params->value[CFS_LATENCY];
+	s->min_gran_ns = params->value[CFS_MIN_GRAN];
+	s->wakeup_gran_ns = params->value[CFS_WAKEUP_GRAN];
 	s->rq = aligned_alloc(JF_CACHELINE, size);
 	if (!s->rq) {
 		free(s);
@@ -471,4 +482,6 @@ const struct jf_policy_ops jf_policy_cfs = {
 	.slice = cfs_slice,
 	.tick = cfs_tick,
 	.wakeup_preempt = cfs_wakeup_preempt,
+	.params = cfs_params,
+	.nparams = CFS_NPARAMS,
 };

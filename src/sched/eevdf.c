@@ -30,8 +30,8 @@
  * Placement: attr.worker if set, else the caller's worker; an idle worker takes the task another
  * worker would run next. No periodic load balancing.
  *
- * Parameters: eevdf_slice_ns, base_slice (default 12.5 us, Skyloft Table 5; JIFFY_EEVDF_SLICE_US);
- * quantum_ns (JIFFY_QUANTUM_US) only bounds the lag.
+ * Parameters (ev_params[] below): slice_us, base_slice (default 12.5 us, Skyloft Table 5;
+ * JIFFY_EEVDF_SLICE_US); the runtime's quantum (JIFFY_QUANTUM_US) only bounds the lag.
  *
  * Data structure: per worker, a treap of the queued tasks ordered by v (vtree.h: a binary search
  * tree balanced by random priorities, Seidel & Aragon), each node augmented with the earliest
@@ -56,7 +56,6 @@
 #include "sched_util.h"
 #include "vtree.h"
 
-#define EV_DEFAULT_SLICE_NS 12500u
 #define EV_DEFAULT_QUANTUM_NS 100000u
 #define EV_HAS_LAG 0x1u /* blocked: vt.aux holds its lag for placement */
 
@@ -365,16 +364,23 @@ static struct jf_task *rq_pick(struct ev_rq *rq, uint64_t now)
 
 /* --- ops ------------------------------------------------------------------------------------ */
 
+enum { EV_SLICE, EV_NPARAMS };
+
+static const struct jf_policy_param ev_params[EV_NPARAMS] = {
+	[EV_SLICE] = {.name = "slice_us", .type = JF_PARAM_US, .min = 1000, .max = 1000000000,
+		      .def = 12500, .doc = "base_slice: the request size (Skyloft Table 5)"},
+};
+
 static int ev_init(struct jf_policy *p, const struct jf_policy_params *params)
 {
 	struct eevdf *s = calloc(1, sizeof(*s));
 	size_t size = sizeof(struct ev_rq) * (size_t)params->nworkers;
-	uint64_t quantum = params->tun.quantum_ns ? params->tun.quantum_ns : EV_DEFAULT_QUANTUM_NS;
+	uint64_t quantum = params->quantum_ns ? params->quantum_ns : EV_DEFAULT_QUANTUM_NS;
 
 	if (!s)
 		return -ENOMEM;
 	s->nworkers = params->nworkers;
-	s->slice_ns = params->tun.eevdf_slice_ns ? params->tun.eevdf_slice_ns : EV_DEFAULT_SLICE_NS;
+	s->slice_ns = params->value[EV_SLICE];
 	s->lag_limit_ns = 2 * s->slice_ns > quantum ? 2 * s->slice_ns : quantum;
 	s->rq = aligned_alloc(JF_CACHELINE, size);
 	if (!s->rq) {
@@ -647,4 +653,6 @@ const struct jf_policy_ops jf_policy_eevdf = {
 	.slice = ev_slice,
 	.tick = ev_tick,
 	.wakeup_preempt = ev_wakeup_preempt,
+	.params = ev_params,
+	.nparams = EV_NPARAMS,
 };

@@ -20,7 +20,7 @@
  * ignored); a shared queue makes BE round-robin global and needs no BE stealing.
  * Picking on worker w: w's LC queue; else half of another worker's LC queue (stolen); else the
  * head of the BE queue. balance does the same without w's own queue.
- * Slices: the runtime's quantum for LC tasks, lcbe_be_quantum_ns for BE tasks.
+ * Slices: the runtime's quantum for LC tasks, be_quantum_us for BE tasks.
  * Preemption: an LC task that used its quantum is preempted when LC work waits in its worker's
  * queue (as ws: other workers' queues are theirs, or stolen by idle and BE-running workers); it
  * never gives way to BE work. A BE task that used its BE quantum is preempted when LC work is
@@ -29,9 +29,9 @@
  * tail of the BE queue even when LC work cut its quantum short. Priority is strict: an LC task
  * that yields while only BE work waits runs on, so LC code must block, not spin, on BE work.
  *
- * Parameters (struct jf_policy_tunables, defaults in src/core/config.c):
- *   quantum_ns          LC quantum (100 us)                              JIFFY_QUANTUM_US
- *   lcbe_be_quantum_ns  BE quantum before round-robin (0: 4 x quantum)     JIFFY_LCBE_BE_QUANTUM_US
+ * Parameters (lcbe_params[] below), and the runtime's quantum:
+ *   quantum_ns     LC quantum (the runtime's)                            JIFFY_QUANTUM_US
+ *   be_quantum_us  BE quantum before round-robin (0: 4 x quantum)      JIFFY_LCBE_BE_QUANTUM_US
  *
  * Concurrency: every queue has its own spinlock, never held while another is taken (stealing
  * trylocks the victim and releases it first). Each worker publishes the class of what it was
@@ -81,6 +81,15 @@ static inline uint32_t running_on(const struct lcbe *s, int worker)
 	return __atomic_load_n(&s->w[worker].running, __ATOMIC_RELAXED);
 }
 
+enum { LCBE_BE_QUANTUM, LCBE_NPARAMS };
+
+static const struct jf_policy_param lcbe_params[LCBE_NPARAMS] = {
+	[LCBE_BE_QUANTUM] = {.name = "be_quantum_us", .type = JF_PARAM_US, .min = 0,
+			     .max = 1000000000, .def = 0,
+			     .doc = "slice of a best-effort task among best-effort work; 0: 4 x "
+				    "quantum"},
+};
+
 static int lcbe_init(struct jf_policy *p, const struct jf_policy_params *params)
 {
 	size_t size = sizeof(struct lcbe_worker) * (size_t)params->nworkers;
@@ -96,9 +105,9 @@ static int lcbe_init(struct jf_policy *p, const struct jf_policy_params *params)
 	}
 	memset(s->w, 0, size);
 	s->nworkers = params->nworkers;
-	s->quantum_ns = params->tun.quantum_ns;
-	s->be_quantum_ns =
-		params->tun.lcbe_be_quantum_ns ? params->tun.lcbe_be_quantum_ns : 4 * s->quantum_ns;
+	s->quantum_ns = params->quantum_ns;
+	s->be_quantum_ns = params->value[LCBE_BE_QUANTUM] ? params->value[LCBE_BE_QUANTUM]
+							  : 4 * s->quantum_ns;
 	for (int i = 0; i < s->nworkers; i++)
 		s->w[i].rng = sched_rng_seed(params->seed, i);
 	p->priv = s;
@@ -255,4 +264,6 @@ const struct jf_policy_ops jf_policy_lcbe = {
 	.slice = lcbe_slice,
 	.tick = lcbe_tick,
 	.wakeup_preempt = lcbe_wakeup_preempt,
+	.params = lcbe_params,
+	.nparams = LCBE_NPARAMS,
 };

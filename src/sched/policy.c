@@ -2,7 +2,9 @@
  * policy.c - the table of scheduling policies the runtime can select by name.
  *
  * Owns: registration and lookup. Built-in policies are listed in builtin[]; applications may add
- * their own with jf_policy_register() before jf_run(). Lookup is by exact name.
+ * their own with jf_policy_register() before jf_run(). Lookup is by exact name. A registered
+ * policy's parameter table is checked here (params.c), so the configuration can trust it; the
+ * built-in tables are checked by test sched.params.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,6 +13,8 @@
 #include <string.h>
 
 #include <jiffy/policy.h>
+
+#include "registry.h"
 
 extern const struct jf_policy_ops jf_policy_fifo, jf_policy_ws, jf_policy_rr, jf_policy_twoq,
 	jf_policy_cfs, jf_policy_eevdf, jf_policy_central, jf_policy_lcbe;
@@ -54,7 +58,8 @@ int jf_policy_register(const struct jf_policy_ops *ops)
 	int rc = 0;
 
 	if (!ops || !ops->name || !ops->name[0] || !ops->init || !ops->destroy || !ops->enqueue ||
-	    !ops->pick_next || !ops->has_work || ops->task_data_size > JF_TASK_POLICY_DATA)
+	    !ops->pick_next || !ops->has_work || ops->task_data_size > JF_TASK_POLICY_DATA ||
+	    jf_policy_params_check(ops, NULL, 0))
 		return -EINVAL;
 	if (jf_policy_find(ops->name))
 		return -EEXIST;
@@ -65,6 +70,22 @@ int jf_policy_register(const struct jf_policy_ops *ops)
 		registered[nr_registered++] = ops;
 	pthread_mutex_unlock(&reg_lock);
 	return rc;
+}
+
+const struct jf_policy_ops *jf_policy_at(int i)
+{
+	const int nbuiltin = (int)(sizeof(builtin) / sizeof(builtin[0]));
+	const struct jf_policy_ops *ops = NULL;
+
+	if (i < 0)
+		return NULL;
+	if (i < nbuiltin)
+		return builtin[i];
+	pthread_mutex_lock(&reg_lock);
+	if (i - nbuiltin < nr_registered)
+		ops = registered[i - nbuiltin];
+	pthread_mutex_unlock(&reg_lock);
+	return ops;
 }
 
 void jf_policy_names(char *buf, size_t len)

@@ -9,7 +9,8 @@
  * worker (victims tried from a pseudo-random start), so no worker idles while a task waits
  * anywhere.
  *
- * Parameters: rr_slice_ns, the time slice (default 50 us, Skyloft Table 5; JIFFY_RR_SLICE_US).
+ * Parameters (rr_params[] below): slice_us, the time slice (default 50 us, Skyloft Table 5;
+ * JIFFY_RR_SLICE_US).
  *
  * The queues are ws's (pwq.h: one locked FIFO per worker, never two locks held together); rr
  * differs in its slice, its tick and in taking one task, not half a queue, when idle. tick and
@@ -17,8 +18,6 @@
  * signal handler).
  */
 #include "pwq.h"
-
-#define RR_DEFAULT_SLICE_NS 50000u
 
 struct rr {
 	struct pwq q; /* first: the pwq_* ops take the policy's priv as a struct pwq */
@@ -30,13 +29,21 @@ static struct rr *rr_of(struct jf_policy *p)
 	return (struct rr *)p->priv;
 }
 
+enum { RR_SLICE, RR_NPARAMS };
+
+static const struct jf_policy_param rr_params[RR_NPARAMS] = {
+	/* from 1 ns: the simulator models slices far below what a mechanism delivers (which
+	 * interrupts no more often than every few us whatever the slice) */
+	[RR_SLICE] = {.name = "slice_us", .type = JF_PARAM_US, .min = 1, .max = 1000000000,
+		      .def = 50000, .doc = "time slice (Skyloft Table 5)"},
+};
+
 static int rr_init(struct jf_policy *p, const struct jf_policy_params *params)
 {
 	int rc = pwq_init_sized(p, params, sizeof(struct rr));
 
 	if (rc == 0)
-		rr_of(p)->slice_ns =
-			params->tun.rr_slice_ns ? params->tun.rr_slice_ns : RR_DEFAULT_SLICE_NS;
+		rr_of(p)->slice_ns = params->value[RR_SLICE];
 	return rc;
 }
 
@@ -100,4 +107,6 @@ const struct jf_policy_ops jf_policy_rr = {
 	.has_work = pwq_has_work,
 	.slice = rr_slice,
 	.tick = rr_tick,
+	.params = rr_params,
+	.nparams = RR_NPARAMS,
 };

@@ -18,7 +18,7 @@
  * Picking on worker w: w's new queue; else new work stolen from another worker; else w's
  * preempted queue. When idle (balance): steal new work from any worker, and preempted work only
  * when no worker has new work. A steal takes half of the victim's queue (at least one task).
- * Slices: the runtime's quantum for a task taken from a new queue, twoq_long_ns for one taken
+ * Slices: the runtime's quantum for a task taken from a new queue, long_us for one taken
  * from a preempted queue.
  * Preemption: at the end of its slice a task is preempted if its worker has queued work of either
  * kind, or new work waits on any worker (this worker would steal it: new work first, everywhere).
@@ -26,9 +26,9 @@
  * task at once (wakeup_preempt), since Aspen never lets preempted work delay new work. A
  * preempted task preempted again, early or not, goes to the tail of the preempted queue.
  *
- * Parameters (struct jf_policy_tunables, defaults in src/core/config.c):
- *   quantum_ns    the quantum of new-queue tasks (100 us)             JIFFY_QUANTUM_US
- *   twoq_long_ns  the quantum of preempted-queue tasks (0: 4 x quantum) JIFFY_TWOQ_LONG_US
+ * Parameters (twoq_params[] below), and the runtime's quantum:
+ *   quantum_ns    the quantum of new-queue tasks (the runtime's)         JIFFY_QUANTUM_US
+ *   long_us       the quantum of preempted-queue tasks (0: 4 x quantum)  JIFFY_TWOQ_LONG_US
  *
  * Concurrency: each queue has its own spinlock, and no lock is held while another is taken
  * (stealing uses trylock, then releases the victim before touching its own queue). Each worker
@@ -82,6 +82,14 @@ static inline struct twoq_task *twoq_task(struct jf_task *t)
 	return (struct twoq_task *)(void *)t->policy_data;
 }
 
+enum { TWOQ_LONG, TWOQ_NPARAMS };
+
+static const struct jf_policy_param twoq_params[TWOQ_NPARAMS] = {
+	[TWOQ_LONG] = {.name = "long_us", .type = JF_PARAM_US, .min = 0, .max = 1000000000,
+		       .def = 0, .doc = "slice of a task taken from the preempted queue (Aspen: "
+					"\"e.g. 100 us\"); 0: 4 x quantum"},
+};
+
 static int twoq_init(struct jf_policy *p, const struct jf_policy_params *params)
 {
 	size_t size = sizeof(struct twoq_worker) * (size_t)params->nworkers;
@@ -96,8 +104,8 @@ static int twoq_init(struct jf_policy *p, const struct jf_policy_params *params)
 	}
 	memset(s->w, 0, size);
 	s->nworkers = params->nworkers;
-	s->quantum_ns = params->tun.quantum_ns;
-	s->long_ns = params->tun.twoq_long_ns ? params->tun.twoq_long_ns : 4 * s->quantum_ns;
+	s->quantum_ns = params->quantum_ns;
+	s->long_ns = params->value[TWOQ_LONG] ? params->value[TWOQ_LONG] : 4 * s->quantum_ns;
 	for (int i = 0; i < s->nworkers; i++)
 		s->w[i].rng = sched_rng_seed(params->seed, i);
 	p->priv = s;
@@ -283,4 +291,6 @@ const struct jf_policy_ops jf_policy_twoq = {
 	.slice = twoq_slice,
 	.tick = twoq_tick,
 	.wakeup_preempt = twoq_wakeup_preempt,
+	.params = twoq_params,
+	.nparams = TWOQ_NPARAMS,
 };

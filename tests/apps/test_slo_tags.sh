@@ -9,7 +9,7 @@
 # type and SLO ("tagged") and print one line per type at exit; this script sends a known number
 # of requests of each type with tests/apps/udp_client.py under JIFFY_POLICY=central
 # JIFFY_CENTRAL=mq and checks those lines exactly. It also checks that --udp-mode inline (no
-# uthread per request) tags nothing, that JIFFY_STATS reports central = mq, that bad --slo
+# uthread per request) tags nothing, that JIFFY_STATS reports central.queues = mq, that bad --slo
 # values exit 2 naming the flag, and that a short bimodal jiffy-load run's two classes arrive
 # tagged (jiffy-load: $JIFFY_LOAD, else built by scripts/build-load.sh, which needs cargo; it
 # cannot be built: the test fails). ~3-5 s once jiffy-load is built.
@@ -87,7 +87,7 @@ expect_types jiffy-synth class \
 	"jiffy-synth: class 2: requests=3 tagged=3 slo_us=default"
 grep -qE "^jiffy-synth: requests=16 replies=16 dropped=[0-9]+ errors=0$" "$tmp/err" ||
 	fail "jiffy-synth: its statistics line is missing or changed"
-grep -qx "central = mq" "$tmp/err" || fail "JIFFY_STATS does not report central = mq"
+grep -qx "central.queues = mq" "$tmp/err" || fail "JIFFY_STATS does not report central.queues = mq"
 echo "jiffy-synth, central MQ: $(grep -c '^jiffy-synth: class ' "$tmp/err") classes tagged"
 
 # --- inline: the receiver serves; no request runs in a uthread of its own, none is tagged

@@ -5,8 +5,19 @@
  * struct unchanged and yields a message naming the variable and the value; jf_config_validate()
  * rejects unusable structs; jf_run() refuses an unknown policy with -EINVAL without crashing and
  * the process can start a runtime afterwards; jf_run(NULL, ...) takes the environment.
+ * The policies' parameters (check_policy_params and after): every parameter of every built-in
+ * policy is read from JIFFY_<POLICY>_<NAME> at its default, its bounds and each choice, and
+ * refused, named with its value, below or above its range and when malformed; today's variable
+ * names (JIFFY_CENTRAL among them) set what they always set; a misspelt parameter of a known
+ * policy is an error listing that policy's variables, whichever policy is selected; a parameter
+ * of a policy not selected is checked and kept, unused; jf_config_set_param() and
+ * jf_config_get_param() do the same by name; jf_config_validate() refuses a bad setting made by
+ * hand; jf_config_print() shows the selected policy's parameters. The clock (check_clock):
+ * JIFFY_CLOCK fills jf_config.clock, and jf_run() runs on its configuration's clock, not on the
+ * environment's.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <sched.h>
 
 #include "jf_test.h"
@@ -16,7 +27,9 @@ static int cfg_equal(const struct jf_config *a, const struct jf_config *b)
 	return a->workers == b->workers && a->pin_workers == b->pin_workers &&
 	       strncmp(a->policy, b->policy, sizeof(a->policy)) == 0 &&
 	       a->stack_size == b->stack_size && a->stack_cache == b->stack_cache &&
-	       a->spin_ns == b->spin_ns && a->stats == b->stats;
+	       a->spin_ns == b->spin_ns && a->stats == b->stats && a->clock == b->clock &&
+	       a->nparams == b->nparams &&
+	       memcmp(a->params, b->params, sizeof(a->params[0]) * a->nparams) == 0;
 }
 
 /* A configuration that differs from the defaults in every field, to see that nothing moves. */
@@ -30,6 +43,8 @@ static void odd_config(struct jf_config *cfg)
 	cfg->stack_cache = 7;
 	cfg->spin_ns = 12345000;
 	cfg->stats = !cfg->stats;
+	cfg->clock = JF_CLOCK_MONOTONIC;
+	CHECK_EQ(jf_config_set_param(cfg, "cfs", "latency_us", "77", NULL, 0), 0);
 }
 
 static void check_defaults(void)
@@ -304,6 +319,282 @@ static void check_print(void)
 	free(buf);
 }
 
+/* --- the policies' parameters ---------------------------------------------------------------- */
+
+/* @var=@value must be accepted, and give @policy's parameter @name the value @want. */
+static void check_param_good(const char *var, const char *value, const char *policy,
+			     const char *name, uint64_t want)
+{
+	struct jf_config cfg = jft_config_good_env(var, value);
+	uint64_t got = ~0ull;
+
+	CHECK_EQ(jf_config_get_param(&cfg, policy, name, &got), 0);
+	if (got != want)
+		fprintf(stderr, "%s=%s: %s.%s = %llu, want %llu\n", var, value, policy, name,
+			(unsigned long long)got, (unsigned long long)want);
+	CHECK_EQ(got, want);
+}
+
+/* Every parameter of every built-in policy, through its variable. */
+static void check_policy_params(void)
+{
+	static const char *const malformed[] = {"abc", "", "12x", "-1", "1.2.3", " 5", "5 ",
+						"1e3", "0x10", ".5", "5.", "12.5 us"};
+	char names[512], *save = NULL;
+	int nparams = 0;
+
+	jf_policy_names(names, sizeof(names));
+	for (char *n = strtok_r(names, ", ", &save); n; n = strtok_r(NULL, ", ", &save)) {
+		const struct jf_policy_ops *ops = jf_policy_find(n);
+
+		CHECK(ops != NULL);
+		for (size_t i = 0; i < ops->nparams; i++, nparams++) {
+			const struct jf_policy_param *p = &ops->params[i];
+			char var[96], text[48];
+
+			jf_policy_param_env(ops->name, p, var, sizeof(var));
+			jf_policy_param_format(p, p->def, text, sizeof(text));
+			check_param_good(var, text, ops->name, p->name, p->def);
+			if (p->type == JF_PARAM_ENUM) {
+				for (uint64_t c = 0; p->choices[c]; c++)
+					check_param_good(var, p->choices[c], ops->name, p->name, c);
+				check_bad(var, "nosuch", 1);
+				snprintf(text, sizeof(text), "%c%s", toupper(p->choices[0][0]),
+					 p->choices[0] + 1);
+				check_bad(var, text, 1); /* choices are exact */
+			} else {
+				jf_policy_param_format(p, p->min, text, sizeof(text));
+				check_param_good(var, text, ops->name, p->name, p->min);
+				jf_policy_param_format(p, p->max, text, sizeof(text));
+				check_param_good(var, text, ops->name, p->name, p->max);
+				jf_policy_param_format(p, p->max + 1, text, sizeof(text));
+				check_bad(var, text, 1); /* 1 ns above the range */
+				if (p->min) {
+					jf_policy_param_format(p, p->min - 1, text, sizeof(text));
+					check_bad(var, text, 1); /* 1 ns below */
+				}
+			}
+			for (size_t m = 0; m < sizeof(malformed) / sizeof(malformed[0]); m++)
+				check_bad(var, malformed[m], 1);
+		}
+	}
+	printf("policy parameters: %d, each good at its default, its bounds or choices, and "
+	       "refused out of range and malformed\n", nparams);
+	CHECK_GE(nparams, 10);
+}
+
+/* The variables of before the tables, and what they set (docs/policies.md). */
+static void check_param_names_kept(void)
+{
+	static const struct {
+		const char *var, *value, *policy, *name;
+		uint64_t want;
+	} kept[] = {
+		{"JIFFY_RR_SLICE_US", "20", "rr", "slice_us", 20000},
+		{"JIFFY_TWOQ_LONG_US", "100", "twoq", "long_us", 100000},
+		{"JIFFY_CFS_LATENCY_US", "200", "cfs", "latency_us", 200000},
+		{"JIFFY_CFS_MIN_GRAN_US", "50", "cfs", "min_gran_us", 50000},
+		{"JIFFY_CFS_WAKEUP_GRAN_US", "0", "cfs", "wakeup_gran_us", 0},
+		{"JIFFY_EEVDF_SLICE_US", "50", "eevdf", "slice_us", 50000},
+		{"JIFFY_CENTRAL", "mq", "central", "queues", 1},
+		{"JIFFY_CENTRAL", "sq", "central", "queues", 0},
+		{"JIFFY_CENTRAL_QUEUES", "mq", "central", "queues", 1},
+		{"JIFFY_CENTRAL_PREEMPTED", "head", "central", "preempted", 1},
+		{"JIFFY_CENTRAL_PREEMPTED", "tail", "central", "preempted", 0},
+		{"JIFFY_CENTRAL_SLO_US", "100", "central", "slo_us", 100000},
+		{"JIFFY_LCBE_BE_QUANTUM_US", "400", "lcbe", "be_quantum_us", 400000},
+		/* and what the table's parser adds: decimals and units */
+		{"JIFFY_CFS_MIN_GRAN_US", "12.5", "cfs", "min_gran_us", 12500},
+		{"JIFFY_EEVDF_SLICE_US", "0.05ms", "eevdf", "slice_us", 50000},
+		{"JIFFY_RR_SLICE_US", "250ns", "rr", "slice_us", 250},
+	};
+	struct jf_config cfg;
+	char err[512] = "";
+
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		check_param_good(kept[i].var, kept[i].value, kept[i].policy, kept[i].name,
+				 kept[i].want);
+
+	/* The name and its alias together: which would win depends on environ's order. */
+	set_env("JIFFY_CENTRAL", "mq");
+	set_env("JIFFY_CENTRAL_QUEUES", "mq");
+	jf_config_default(&cfg);
+	CHECK_EQ(jf_config_apply_env(&cfg, err, sizeof(err)), -EINVAL);
+	CHECK_STR_CONTAINS(err, "JIFFY_CENTRAL ");
+	CHECK_STR_CONTAINS(err, "JIFFY_CENTRAL_QUEUES");
+	jft_clear_jiffy_env();
+}
+
+/* A misspelt parameter is an error, also (above all) for the policy that is selected. */
+static void check_param_misspelt(void)
+{
+	static const char *const selected[] = {"cfs", "ws"};
+	struct jf_config cfg;
+	char err[512];
+
+	for (size_t i = 0; i < 2; i++) {
+		set_env("JIFFY_POLICY", selected[i]);
+		set_env("JIFFY_CFS_LATENCYY_US", "50");
+		jf_config_default(&cfg);
+		err[0] = '\0';
+		CHECK_EQ(jf_config_apply_env(&cfg, err, sizeof(err)), -EINVAL);
+		printf("JIFFY_POLICY=%s JIFFY_CFS_LATENCYY_US=50: %s\n", selected[i], err);
+		CHECK_STR_CONTAINS(err, "JIFFY_CFS_LATENCYY_US");
+		CHECK_STR_CONTAINS(err, "JIFFY_CFS_LATENCY_US"); /* what was meant, listed */
+		CHECK_STR_CONTAINS(err, "JIFFY_CFS_WAKEUP_GRAN_US");
+		jft_clear_jiffy_env();
+	}
+	check_bad("JIFFY_WS_SLICE_US", "50", 0);
+	set_env("JIFFY_WS_SLICE_US", "50");
+	jf_config_default(&cfg);
+	CHECK_EQ(jf_config_apply_env(&cfg, err, sizeof(err)), -EINVAL);
+	CHECK_STR_CONTAINS(err, "policy ws has no parameters");
+	jft_clear_jiffy_env();
+}
+
+/* A parameter of a policy not selected: checked, kept, unused (and printed as such). */
+static void check_param_not_selected(void)
+{
+	struct jf_config cfg;
+	char err[256], val[64];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	set_env("JIFFY_POLICY", "cfs");
+	set_env("JIFFY_RR_SLICE_US", "20");
+	jf_config_default(&cfg);
+	CHECK_EQ(jf_config_apply_env(&cfg, err, sizeof(err)), 0);
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), 0);
+	CHECK_EQ(cfg.nparams, 1);
+	f = open_memstream(&buf, &len);
+	CHECK(f != NULL);
+	jf_config_print(&cfg, f);
+	CHECK_EQ(fclose(f), 0);
+	CHECK(printed_value(buf, "cfs.latency_us", val, sizeof(val)) && !strcmp(val, "50"));
+	CHECK(printed_value(buf, "cfs.min_gran_us", val, sizeof(val)) && !strcmp(val, "12.5"));
+	CHECK(printed_value(buf, "rr.slice_us", val, sizeof(val)) != NULL);
+	CHECK_STR_CONTAINS(val, "20 (policy rr is not selected");
+	free(buf);
+	jft_clear_jiffy_env();
+	check_bad("JIFFY_RR_SLICE_US", "2000000", 1); /* still checked */
+}
+
+/* The same by name: jf_config_set_param(), jf_config_get_param(). */
+static void check_set_param(void)
+{
+	struct jf_config cfg, before;
+	char err[512];
+	uint64_t v = 0;
+
+	jf_config_default(&cfg);
+	CHECK_EQ(jf_config_get_param(&cfg, "cfs", "latency_us", &v), 0);
+	CHECK_EQ(v, 50000);
+	CHECK_EQ(jf_config_set_param(&cfg, "cfs", "latency_us", "200", err, sizeof(err)), 0);
+	CHECK_EQ(jf_config_get_param(&cfg, "cfs", "latency_us", &v), 0);
+	CHECK_EQ(v, 200000);
+	CHECK_EQ(jf_config_set_param(&cfg, "cfs", "latency_us", "300us", err, sizeof(err)), 0);
+	CHECK_EQ(cfg.nparams, 1); /* replaced, not added */
+	CHECK_EQ(jf_config_get_param(&cfg, "cfs", "latency_us", &v), 0);
+	CHECK_EQ(v, 300000);
+	CHECK_EQ(jf_config_set_param(&cfg, "central", "queues", "mq", err, sizeof(err)), 0);
+	CHECK_EQ(jf_config_get_param(&cfg, "central", "queues", &v), 0);
+	CHECK_EQ(v, 1);
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), 0);
+
+	before = cfg;
+	CHECK_EQ(jf_config_set_param(&cfg, "cfs", "latency_us", "0", err, sizeof(err)), -EINVAL);
+	CHECK_STR_CONTAINS(err, "cfs.latency_us='0'");
+	CHECK_STR_CONTAINS(err, "from 1 to 1000000");
+	CHECK_EQ(jf_config_set_param(&cfg, "cfs", "latency_us", "fast", err, sizeof(err)), -EINVAL);
+	CHECK_STR_CONTAINS(err, "'fast'");
+	CHECK_EQ(jf_config_set_param(&cfg, "cfs", "latency", "50", err, sizeof(err)), -EINVAL);
+	CHECK_STR_CONTAINS(err, "latency_us, min_gran_us, wakeup_gran_us");
+	CHECK_EQ(jf_config_set_param(&cfg, "nope", "latency_us", "50", err, sizeof(err)), -EINVAL);
+	CHECK_STR_CONTAINS(err, "'nope' is unknown");
+	CHECK_EQ(jf_config_set_param(&cfg, NULL, NULL, NULL, NULL, 0), -EINVAL);
+	CHECK_EQ(jf_config_set_param(&cfg, "cfs", "latency_us", NULL, NULL, 0), -EINVAL);
+	CHECK(cfg_equal(&cfg, &before));
+	CHECK_EQ(jf_config_get_param(&cfg, "cfs", "latency", &v), -ENOENT);
+	CHECK_EQ(jf_config_get_param(&cfg, "nope", "latency_us", &v), -ENOENT);
+}
+
+/* Settings made by hand in the struct are checked too. */
+static void check_validate_params(void)
+{
+	struct jf_config cfg;
+	char err[512];
+
+	jf_config_default(&cfg);
+	cfg.nparams = 1;
+	snprintf(cfg.params[0].policy, sizeof(cfg.params[0].policy), "rr");
+	snprintf(cfg.params[0].name, sizeof(cfg.params[0].name), "slice_us");
+	cfg.params[0].value = 20000;
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), 0);
+	cfg.params[0].value = 0;
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), -EINVAL);
+	CHECK_STR_CONTAINS(err, "rr.slice_us='0'");
+	cfg.params[0].value = 20000;
+	snprintf(cfg.params[0].name, sizeof(cfg.params[0].name), "slice");
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), -EINVAL);
+	CHECK_STR_CONTAINS(err, "no such parameter");
+	snprintf(cfg.params[0].policy, sizeof(cfg.params[0].policy), "nope");
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), -EINVAL);
+	memset(cfg.params[0].policy, 'r', sizeof(cfg.params[0].policy));
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), -EINVAL);
+	cfg.nparams = JF_CONFIG_PARAMS_MAX + 1;
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), -EINVAL);
+	jf_config_default(&cfg);
+	cfg.clock = (enum jf_clock_kind)7;
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), -EINVAL);
+	CHECK_STR_CONTAINS(err, "clock");
+}
+
+/* --- the clock ----------------------------------------------------------------------------- */
+
+static void *main_clock(void *arg)
+{
+	(void)arg;
+	return (void *)jf_clock_source();
+}
+
+static const char *run_clock(const struct jf_config *cfg)
+{
+	void *ret = NULL;
+
+	CHECK_EQ(jf_run(cfg, main_clock, NULL, &ret), 0);
+	return (const char *)ret;
+}
+
+static void check_clock(void)
+{
+	struct jf_config cfg;
+	const char *tsc;
+
+	CHECK_EQ(jft_config_good_env("JIFFY_CLOCK", "monotonic").clock, JF_CLOCK_MONOTONIC);
+	CHECK_EQ(jft_config_good_env("JIFFY_CLOCK", "tsc").clock, JF_CLOCK_TSC);
+	check_bad("JIFFY_CLOCK", "hpet", 1);
+
+	jf_config_default(&cfg);
+	cfg.workers = 1;
+	CHECK_EQ(cfg.clock, JF_CLOCK_TSC);
+	tsc = run_clock(&cfg); /* "tsc" on a CPU with an invariant TSC, else "clock_monotonic" */
+	cfg.clock = JF_CLOCK_MONOTONIC;
+	CHECK(!strcmp(run_clock(&cfg), "clock_monotonic"));
+
+	/* The caller's configuration is respected: JIFFY_CLOCK is the environment's, not its. */
+	set_env("JIFFY_CLOCK", "monotonic");
+	cfg.clock = JF_CLOCK_TSC;
+	CHECK(!strcmp(run_clock(&cfg), tsc));
+	set_env("JIFFY_WORKERS", "1");
+	CHECK(!strcmp(run_clock(NULL), "clock_monotonic")); /* jf_run(NULL): the environment's */
+	jft_clear_jiffy_env();
+	CHECK(!strcmp(run_clock(&cfg), tsc));
+	printf("clock: default %s; jf_config.clock = JF_CLOCK_MONOTONIC and jf_run(NULL) with "
+	       "JIFFY_CLOCK=monotonic run on clock_monotonic, a config with JF_CLOCK_TSC on %s "
+	       "whatever JIFFY_CLOCK says\n", tsc, tsc);
+}
+
 static int main_calls;
 
 static void *main_count(void *arg)
@@ -367,7 +658,14 @@ int main(void)
 	check_bad_values();
 	check_validate();
 	check_print();
+	check_policy_params();
+	check_param_names_kept();
+	check_param_misspelt();
+	check_param_not_selected();
+	check_set_param();
+	check_validate_params();
 	check_run();
+	check_clock();
 	jft_ok("core.config");
 	return 0;
 }

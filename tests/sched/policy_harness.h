@@ -77,9 +77,10 @@ static inline int ph_index(struct ph_sim *s, struct jf_task *t)
 	return (int)((struct ph_task *)((char *)t - offsetof(struct ph_task, t)) - s->tasks);
 }
 
-/* Set up @ntasks (unborn) tasks and the policy @name with tunables @tun (NULL: defaults). */
+/* Set up @ntasks (unborn) tasks and the policy @name with quantum and values of @tun (NULL:
+ * defaults, jf_policy_params_default()). */
 static inline int ph_init(struct ph_sim *s, const char *name, int nworkers, int ntasks,
-			  const struct jf_policy_tunables *tun, uint64_t seed)
+			  const struct jf_policy_params *tun, uint64_t seed)
 {
 	struct jf_policy_params params;
 
@@ -108,10 +109,12 @@ static inline int ph_init(struct ph_sim *s, const char *name, int nworkers, int 
 	memset(&params, 0, sizeof(params));
 	params.nworkers = nworkers;
 	params.seed = seed;
-	if (tun)
-		params.tun = *tun;
-	else
-		jf_policy_tunables_default(&params.tun);
+	if (tun) {
+		params.quantum_ns = tun->quantum_ns;
+		memcpy(params.value, tun->value, sizeof(params.value));
+	} else {
+		jf_policy_params_default(s->p.ops, &params);
+	}
 	s->p.params = params; /* as the runtime does: ops may read p->params later */
 	return s->p.ops->init(&s->p, &s->p.params);
 }
@@ -127,7 +130,7 @@ static inline void ph_fini(struct ph_sim *s)
 static inline uint64_t ph_slice(struct ph_sim *s, int w, struct jf_task *t)
 {
 	uint64_t sl = s->p.ops->slice ? s->p.ops->slice(&s->p, w, t, s->now) : 0;
-	return sl ? sl : s->p.params.tun.quantum_ns;
+	return sl ? sl : s->p.params.quantum_ns;
 }
 
 /* A pick on @w returned @t (or NULL): check it against the model and start running it. */

@@ -36,9 +36,21 @@ static const char *policy;
 	} while (0)
 
 static void sim_init(struct ph_sim *s, int nworkers, int ntasks,
-		     const struct jf_policy_tunables *tun, uint64_t seed)
+		     const struct jf_policy_params *tun, uint64_t seed)
 {
 	CHECK_EQ(ph_init(s, policy, nworkers, ntasks, tun, seed), 0);
+}
+
+/* The policy's defaults with its parameter @name set to @value (as JIFFY_<POLICY>_<NAME>). */
+static void params_with(struct jf_policy_params *pp, const char *name, const char *value)
+{
+	const struct jf_policy_ops *ops = jf_policy_find(policy);
+	char err[256] = "";
+
+	jf_policy_params_default(ops, pp);
+	if (jf_policy_param_set(ops, pp, name, value, err, sizeof(err)))
+		fprintf(stderr, "%s\n", err);
+	CHECK_EQ(jf_policy_param_set(ops, pp, name, value, NULL, 0), 0);
 }
 
 /* --- no lost or duplicated task; bounded idleness ---------------------------------------------- */
@@ -205,9 +217,12 @@ static void wakeup_latency(void)
 {
 	struct ph_sim s;
 	uint64_t worst = 0, lat_bound;
+	int latency;
 
 	sim_init(&s, 1, 5, NULL, 7);
-	lat_bound = s.p.params.tun.cfs_latency_ns;
+	/* cfs: its period; eevdf has none, and is held to cfs's default (Skyloft's 50 us) */
+	latency = jf_policy_param_index(s.p.ops, "latency_us");
+	lat_bound = latency >= 0 ? s.p.params.value[latency] : 50000;
 	run_one_worker(&s, 4, 20 * 1000 * 1000ull); /* 4 CPU hogs with some history */
 	ph_spawn(&s, 0, 4);
 	for (int r = 0; r < 50 && !s.why; r++) {
@@ -266,7 +281,7 @@ static void twoq_order(void)
 
 static void central_order(void)
 {
-	struct jf_policy_tunables tun;
+	struct jf_policy_params tun;
 	struct ph_sim s;
 
 	/* SQ: arrival order; preempted to the tail (default). */
@@ -289,8 +304,7 @@ static void central_order(void)
 	ph_fini(&s);
 
 	/* Preempted to the head: it is the next one served (on any worker). */
-	jf_policy_tunables_default(&tun);
-	tun.central_head = true;
+	params_with(&tun, "preempted", "head");
 	sim_init(&s, 1, 3, &tun, 5);
 	ph_spawn(&s, 0, 0);
 	ph_idle_look(&s, 0);
@@ -303,8 +317,7 @@ static void central_order(void)
 	ph_fini(&s);
 
 	/* MQ: the head with the largest wait / SLO first. */
-	jf_policy_tunables_default(&tun);
-	tun.central_mq = true;
+	params_with(&tun, "queues", "mq");
 	sim_init(&s, 1, 4, &tun, 5);
 	s.tasks[1].t.attr.type = 1, s.tasks[1].t.attr.slo_ns = 1000000; /* 1 ms */
 	s.tasks[2].t.attr.type = 0, s.tasks[2].t.attr.slo_ns = 10000;   /* 10 us */
