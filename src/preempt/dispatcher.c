@@ -275,17 +275,18 @@ int jf_timer_thread_start(struct runtime *rt)
 {
 	int rc;
 
+	struct tt_worker *all = aligned_alloc(64, (size_t)rt->nworkers * sizeof(*all));
+
 	tt_late_ns = 0;
-	tt = aligned_alloc(64, (size_t)rt->nworkers * sizeof(*tt));
-	if (!tt)
+	if (!all)
 		return -ENOMEM;
-	memset(tt, 0, (size_t)rt->nworkers * sizeof(*tt));
-	tth.scans = tth.signals = tth.flags = 0;
-	tth.stop = 0;
+	memset(all, 0, (size_t)rt->nworkers * sizeof(*all));
+	__atomic_store_n(&tt, all, __ATOMIC_RELEASE);
+	tth.stop = 0; /* (the counters start at 0: zero-initialised, reset by the last stop) */
 	rc = pthread_create(&tth.thread, NULL, timer_thread, rt);
 	if (rc) {
-		free(tt);
-		tt = NULL;
+		__atomic_store_n(&tt, NULL, __ATOMIC_RELEASE);
+		free(all);
 		return -rc;
 	}
 	pthread_getcpuclockid(tth.thread, &tth.cpu_clock);
@@ -304,8 +305,11 @@ void jf_timer_thread_stop(struct runtime *rt)
 	__atomic_store_n(&tth.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(tth.thread, NULL);
 	__atomic_store_n(&tth.running, false, __ATOMIC_RELEASE);
-	free(tt);
-	tt = NULL;
+	/* The workers have stopped: nobody reads the counters until the next runtime's. */
+	tth.scans = tth.signals = tth.flags = 0;
+	struct tt_worker *all = tt;
+	__atomic_store_n(&tt, NULL, __ATOMIC_RELEASE);
+	free(all);
 }
 
 void jf_timer_thread_stats(struct jf_preempt_stats *out)
@@ -327,11 +331,12 @@ void jf_timer_thread_stats(struct jf_preempt_stats *out)
  */
 static void tt_on_signal(struct worker *w, const siginfo_t *si)
 {
-	struct tt_worker *s;
+	/* Atomic: the handler may run on a worker while jf_run() sets it up or tears it down. */
+	struct tt_worker *all = __atomic_load_n(&tt, __ATOMIC_ACQUIRE), *s;
 
-	if (si->si_code != SI_TKILL || !tt)
+	if (si->si_code != SI_TKILL || !all)
 		return;
-	s = &tt[w->id];
+	s = &all[w->id];
 	uint64_t now = jf_now_ns();
 	uint64_t sent = __atomic_exchange_n(&s->sig_sent_ns, 0, __ATOMIC_RELAXED);
 	uint64_t lat = s->sig_lat_ns;
