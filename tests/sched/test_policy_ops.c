@@ -207,7 +207,7 @@ static void wakeup_latency(void)
 	uint64_t worst = 0, lat_bound;
 
 	sim_init(&s, 1, 5, NULL, 7);
-	lat_bound = s.p.params.tun.cfs_latency_ns;
+	lat_bound = s.d.policy.params.tun.cfs_latency_ns;
 	run_one_worker(&s, 4, 20 * 1000 * 1000ull); /* 4 CPU hogs with some history */
 	ph_spawn(&s, 0, 4);
 	for (int r = 0; r < 50 && !s.why; r++) {
