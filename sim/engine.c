@@ -1,22 +1,24 @@
 /*
  * sim/engine.c - the event loop that runs a Jiffy policy's own code in virtual time.
  *
- * Owns: simulated workers, requests as policy tasks, and the runtime's side of the policy
- * contract (include/jiffy/policy.h), done in the order src/core/thread.c and
- * src/preempt/preempt.c do it, which is also tests/sched/policy_harness.h's model:
+ * Owns: simulated workers, requests as policy tasks, and the runtime's events in virtual time,
+ * in the order src/core/thread.c and src/preempt/preempt.c have them (tests/sched/
+ * policy_harness.h's model too). The calls into the policy, the times they are given and the
+ * JF_POLICY_NEEDS_TIME stamps are the policy driver's (src/sched/driver.h), the runtime's own:
  *   arrival      task_init, enqueue(NEW) from the worker whose queue receives it (RSS), then
  *                after_enqueue: wakeup_preempt of the target's running task, the mechanism told
  *                that work waits, idle workers look for work (has_work, pick_next, balance);
  *   completion   task_exit, then pick_next then balance on that worker (or it goes idle);
  *   block/wake   blocked(), later enqueue(WOKEN) from the worker it last ran on;
- *   yield        enqueue_pick(YIELDED) (enqueue then pick_next without it);
+ *   yield        the driver's requeue-and-pick: enqueue_pick(YIELDED) (enqueue then pick_next
+ *                without it), then balance;
  *   preemption   at the run's due time (start + slice(), the quantum by default) the mechanism
  *                fires if has_work(); the interrupt reaches the worker when the sender has sent
- *                it (costs.h); the receiver re-checks: has_work() and tick() (has_work() without
- *                a tick op); yes: enqueue_pick(PREEMPTED); no: a new slice. Wakeup kicks skip
- *                the slice check.
- * Policies without JF_POLICY_NEEDS_TIME get now = 0 in the queue ops, as from the runtime;
- * slice and tick always get the time.
+ *                it (costs.h); the receiver re-checks: the driver's tick decision (has_work(),
+ *                then tick()); yes: requeue-and-pick(PREEMPTED); no: a new slice. Wakeup kicks
+ *                skip the slice check (has_work() only).
+ * Policies without JF_POLICY_NEEDS_TIME get now = 0 in the queue ops, as from the runtime (the
+ * driver sees to it); slice and tick always get the time.
  * Idle workers are modelled as spinning (they see queued work at once; parking is not modelled).
  *
  * Costs (costs.h): a worker's time is split into segments; a segment begins with an overhead
@@ -38,6 +40,7 @@
 
 #include <jiffy/policy.h>
 
+#include "../src/sched/driver.h"
 #include "heap.h"
 #include "internal.h"
 
@@ -81,9 +84,9 @@ struct chunk {
 struct engine {
 	const struct sim_config *cfg;
 	struct sim_result *res;
-	struct jf_policy p;
-	const struct jf_policy_ops *ops;
-	bool needs_time, can_steal, preempt, kick, conserving;
+	struct jf_driver d;   /* the policy, driven as the runtime drives it */
+	const char *pname;    /* its name, for messages */
+	bool preempt, kick, conserving;
 	int n;
 	struct worker *w;
 	struct sim_iheap heap; /* ids 0..n-1: workers; n: the arrival process */
@@ -120,8 +123,7 @@ static void violation(struct engine *e, const char *fmt, ...)
 
 	if (e->res->violation[0])
 		return;
-	off = snprintf(e->res->violation, sizeof(e->res->violation), "policy %s: ",
-		       e->ops->name);
+	off = snprintf(e->res->violation, sizeof(e->res->violation), "policy %s: ", e->pname);
 	va_start(ap, fmt);
 	vsnprintf(e->res->violation + off, sizeof(e->res->violation) - (size_t)off, fmt, ap);
 	va_end(ap);
@@ -202,11 +204,6 @@ static bool check_target(struct engine *e, int target, const char *op)
 }
 
 /* --- time and progress ------------------------------------------------------------------- */
-
-static uint64_t pnow(const struct engine *e)
-{
-	return e->needs_time ? e->now : 0;
-}
 
 static uint64_t wall_for(const struct engine *e, uint64_t work)
 {
@@ -313,8 +310,7 @@ static int next_idle(const struct engine *e, int from)
 
 static uint64_t slice_of(struct engine *e, int wi, struct task *t)
 {
-	uint64_t s = e->ops->slice ? e->ops->slice(&e->p, wi, &t->t, e->now) : 0;
-	return s ? s : e->cfg->tun.quantum_ns;
+	return jf_drv_slice(&e->d, wi, &t->t, e->now);
 }
 
 /* Arm the mechanism for the run that begins now on @wi and progresses from prog_start. */
@@ -345,9 +341,7 @@ static void start(struct engine *e, int wi, struct task *t, uint64_t overhead)
 
 	t->state = TS_RUNNING;
 	e->nqueued--;
-	t->t.last_worker = wi;
-	if (e->needs_time)
-		t->t.started_ns = e->now;
+	jf_drv_run_start(&e->d, wi, &t->t, e->now);
 	if (w->idle) {
 		if (e->cfg->park_after_ns && e->now - w->idle_since >= e->cfg->park_after_ns) {
 			overhead += e->cfg->wake_ns; /* it had parked: a futex wake-up */
@@ -385,24 +379,22 @@ static void go_idle(struct engine *e, int wi)
 }
 
 /*
- * pick_next, then balance when the policy steals. With no task queued anywhere the worker goes
- * idle without asking (a conforming policy answers NULL, and for the stealing ones the question
- * reads every worker's queues): the speed of the common case at low and medium load. Under
- * cfg->check the policy is asked anyway, so that one returning a task it does not hold is caught.
+ * The driver's pick: pick_next, then balance when the policy steals. With no task queued
+ * anywhere the worker goes idle without asking (a conforming policy answers NULL, and for the
+ * stealing ones the question reads every worker's queues): the speed of the common case at low
+ * and medium load. Under cfg->check the policy is asked anyway, so that one returning a task it
+ * does not hold is caught.
  */
 static struct jf_task *pick(struct engine *e, int wi)
 {
 	struct jf_task *jt;
+	bool stolen;
 
 	if (e->nqueued == 0 && !e->cfg->check)
 		return NULL;
-	jt = e->ops->pick_next(&e->p, wi, pnow(e));
-
-	if (!jt && e->can_steal) {
-		jt = e->ops->balance(&e->p, wi, pnow(e));
-		if (jt)
-			e->res->steals++;
-	}
+	jt = jf_drv_pick(&e->d, wi, e->now, &stolen);
+	if (stolen)
+		e->res->steals++;
 	return jt;
 }
 
@@ -424,7 +416,7 @@ static bool look(struct engine *e, int wi)
 	struct jf_task *jt;
 	struct task *t;
 
-	if (!e->ops->has_work(&e->p, wi) || !(jt = pick(e, wi)))
+	if (!jf_drv_has_work(&e->d, wi) || !(jt = pick(e, wi)))
 		return false;
 	if (!(t = check_pick(e, wi, jt)))
 		return false;
@@ -462,8 +454,8 @@ static void after_enqueue(struct engine *e, int from, int target, struct task *t
 			  enum jf_enqueue_reason r);
 
 /*
- * @wi's running task goes back to the policy for @r (yield, preemption): enqueue_pick (or
- * enqueue then pick_next), balance; it may be picked again ("keep running").
+ * @wi's running task goes back to the policy for @r (yield, preemption): the driver's
+ * requeue-and-pick; it may be picked again ("keep running").
  */
 static void requeue(struct engine *e, int wi, enum jf_enqueue_reason r, uint64_t overhead)
 {
@@ -471,22 +463,15 @@ static void requeue(struct engine *e, int wi, enum jf_enqueue_reason r, uint64_t
 	struct task *t = w->cur, *next = NULL;
 	struct jf_task *jt;
 	int target;
+	bool stolen;
 
-	if (e->needs_time) {
-		t->t.ran_ns += e->now - t->t.started_ns;
-		t->t.runnable_ns = e->now;
-	}
+	jf_drv_run_end(&e->d, &t->t, e->now);
 	t->state = TS_QUEUED;
 	e->nqueued++;
 	w->cur = NULL;
-	if (e->ops->enqueue_pick) {
-		jt = e->ops->enqueue_pick(&e->p, wi, &t->t, r, pnow(e), &target);
-		if (!jt && e->can_steal && (jt = e->ops->balance(&e->p, wi, pnow(e))) != NULL)
-			e->res->steals++;
-	} else {
-		target = e->ops->enqueue(&e->p, wi, &t->t, r, pnow(e));
-		jt = pick(e, wi);
-	}
+	jt = jf_drv_requeue_pick(&e->d, wi, &t->t, r, e->now, &target, &stolen);
+	if (stolen)
+		e->res->steals++;
 	if (!check_target(e, target, r == JF_ENQ_YIELDED ? "enqueue(YIELDED)"
 							  : "enqueue(PREEMPTED)"))
 		return;
@@ -514,8 +499,7 @@ static void deliver(struct engine *e, int wi)
 	w->kick_forced = false;
 	e->res->interrupts++;
 	end_segment(e, w);
-	want = e->ops->has_work(&e->p, wi) &&
-	       (forced || !e->ops->tick || e->ops->tick(&e->p, wi, &t->t, e->now));
+	want = forced ? jf_drv_has_work(&e->d, wi) : jf_drv_tick(&e->d, wi, &t->t, e->now);
 	if (want) {
 		e->res->preempts++;
 		requeue(e, wi, JF_ENQ_PREEMPTED, rx);
@@ -533,7 +517,7 @@ static void due_reached(struct engine *e, int wi)
 	struct worker *w = &e->w[wi];
 
 	w->due = SIM_NEVER;
-	if (!e->ops->has_work(&e->p, wi)) {
+	if (!jf_drv_has_work(&e->d, wi)) {
 		/* Unarmed: told when work arrives (after_enqueue); looked at again each slice. */
 		set_overdue(e, w, true);
 		w->due = e->now + slice_of(e, wi, w->cur);
@@ -567,8 +551,8 @@ static void after_enqueue(struct engine *e, int from, int target, struct task *t
 	bool fresh = r == JF_ENQ_NEW || r == JF_ENQ_WOKEN;
 
 	(void)from;
-	if (e->kick && fresh && target >= 0 && e->w[target].cur && e->ops->wakeup_preempt &&
-	    e->ops->wakeup_preempt(&e->p, target, &t->t, pnow(e))) {
+	if (e->kick && jf_drv_may_wakeup_preempt(&e->d, target, r) && e->w[target].cur &&
+	    jf_drv_wakeup_preempt(&e->d, target, &t->t, e->now)) {
 		e->res->wakeup_preempts++;
 		request_interrupt(e, target, true);
 	}
@@ -582,7 +566,7 @@ static void after_enqueue(struct engine *e, int from, int target, struct task *t
 	}
 	if (target >= 0 && e->w[target].idle)
 		look(e, target);
-	if (e->nqueued == 0 || e->nidle == 0 || (target >= 0 && !e->can_steal))
+	if (e->nqueued == 0 || e->nidle == 0 || (target >= 0 && !e->d.can_steal))
 		return;
 	/* Spinning idle workers: each looks, from a rotating start, while work is queued. */
 	for (int k = 0, wi = e->cursor; k < e->n && e->nqueued && e->nidle; k++) {
@@ -603,8 +587,7 @@ static void complete(struct engine *e, int wi)
 	struct worker *w = &e->w[wi];
 	struct task *t = w->cur;
 
-	if (e->needs_time)
-		t->t.ran_ns += e->now - t->t.started_ns;
+	jf_drv_run_end(&e->d, &t->t, e->now);
 	if (t->measured) {
 		sim_record(e->res, t->klass, e->now - t->arrival_ns, t->service_ns);
 		e->measured_left--;
@@ -612,8 +595,7 @@ static void complete(struct engine *e, int wi)
 	sim_record_done(e->res, &e->src, t->klass, e->now);
 	t->state = TS_DONE;
 	w->cur = NULL;
-	if (e->ops->task_exit)
-		e->ops->task_exit(&e->p, wi, &t->t, pnow(e));
+	jf_drv_task_exit(&e->d, wi, &t->t, e->now);
 	e->inflight--;
 	task_release(e, t);
 	pick_and_start(e, wi, 0);
@@ -624,13 +606,11 @@ static void block(struct engine *e, int wi)
 	struct worker *w = &e->w[wi];
 	struct task *t = w->cur;
 
-	if (e->needs_time)
-		t->t.ran_ns += e->now - t->t.started_ns;
+	jf_drv_run_end(&e->d, &t->t, e->now);
 	t->block_at = 0;
 	t->state = TS_BLOCKED;
 	w->cur = NULL;
-	if (e->ops->blocked)
-		e->ops->blocked(&e->p, wi, &t->t, pnow(e));
+	jf_drv_blocked(&e->d, wi, &t->t, e->now);
 	if (sim_theap_push(&e->sleepers, e->now + e->cfg->block_ns, t))
 		violation(e, "out of memory for sleeping tasks");
 	pick_and_start(e, wi, 0);
@@ -642,9 +622,7 @@ static void wake(struct engine *e, struct task *t)
 
 	t->state = TS_QUEUED;
 	e->nqueued++;
-	if (e->needs_time)
-		t->t.runnable_ns = e->now;
-	target = e->ops->enqueue(&e->p, from, &t->t, JF_ENQ_WOKEN, pnow(e));
+	target = jf_drv_enqueue(&e->d, from, &t->t, JF_ENQ_WOKEN, e->now);
 	if (check_target(e, target, "enqueue(WOKEN)"))
 		after_enqueue(e, from, target, t, JF_ENQ_WOKEN);
 }
@@ -723,13 +701,10 @@ static void arrive(struct engine *e)
 	e->res->sent++;
 	if (++e->inflight > e->res->max_inflight)
 		e->res->max_inflight = e->inflight;
-	if (e->ops->task_init)
-		e->ops->task_init(&e->p, r->from, &t->t, pnow(e));
+	jf_drv_task_init(&e->d, r->from, &t->t, e->now);
 	t->state = TS_QUEUED;
 	e->nqueued++;
-	if (e->needs_time)
-		t->t.runnable_ns = e->now;
-	target = e->ops->enqueue(&e->p, r->from, &t->t, JF_ENQ_NEW, pnow(e));
+	target = jf_drv_enqueue(&e->d, r->from, &t->t, JF_ENQ_NEW, e->now);
 	next_arrival(e);
 	if (check_target(e, target, "enqueue(NEW)"))
 		after_enqueue(e, r->from, target, t, JF_ENQ_NEW);
@@ -757,6 +732,7 @@ static void check_conserving(struct engine *e)
 static int setup(struct engine *e, const struct sim_config *cfg, struct sim_result *res,
 		 char *err, size_t errlen)
 {
+	const struct jf_policy_ops *ops;
 	struct jf_policy_params params;
 	const struct sim_costs *c = &cfg->costs;
 	int rc;
@@ -765,15 +741,14 @@ static int setup(struct engine *e, const struct sim_config *cfg, struct sim_resu
 	e->cfg = cfg;
 	e->res = res;
 	e->n = cfg->cores;
-	if (!(e->ops = jf_policy_find(cfg->policy))) {
+	if (!(ops = jf_policy_find(cfg->policy))) {
 		char names[256];
 		jf_policy_names(names, sizeof(names));
 		snprintf(err, errlen, "--policy '%s': unknown; available: %s, ps", cfg->policy, names);
 		return -EINVAL;
 	}
-	e->needs_time = e->ops->flags & JF_POLICY_NEEDS_TIME;
-	e->can_steal = e->ops->balance && e->n > 1;
-	e->conserving = strcmp(e->ops->name, "fifo") != 0;
+	e->pname = ops->name;
+	e->conserving = strcmp(ops->name, "fifo") != 0;
 	e->preempt = c->preempt;
 	e->kick = c->preempt && !c->no_kick;
 	e->rx_ns = (uint64_t)llround(c->receiver_ns);
@@ -790,13 +765,10 @@ static int setup(struct engine *e, const struct sim_config *cfg, struct sim_resu
 	memset(&params, 0, sizeof(params));
 	params.nworkers = e->n;
 	params.seed = cfg->seed;
-	sim_policy_params(cfg, e->ops, &params, NULL, 0); /* checked by sim_run() */
-	e->p.ops = e->ops;
-	e->p.params = params;
-	if ((rc = e->ops->init(&e->p, &e->p.params)) != 0) {
+	sim_policy_params(cfg, ops, &params, NULL, 0); /* checked by sim_run() */
+	if ((rc = jf_drv_init(&e->d, ops, &params)) != 0) {
 		snprintf(err, errlen, "policy '%s' refused its parameters: %s", cfg->policy,
 			 strerror(-rc));
-		e->ops = NULL;
 		return rc < 0 ? rc : -EINVAL;
 	}
 	e->w = calloc((size_t)e->n, sizeof(*e->w));
@@ -815,8 +787,7 @@ static int setup(struct engine *e, const struct sim_config *cfg, struct sim_resu
 
 static void teardown(struct engine *e)
 {
-	if (e->ops)
-		e->ops->destroy(&e->p);
+	jf_drv_fini(&e->d);
 	while (e->chunks) {
 		struct chunk *c = e->chunks;
 		e->chunks = c->next;

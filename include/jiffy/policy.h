@@ -11,7 +11,8 @@
  * queues (spinlocks from src/common/spinlock.h are fine). Every op is called with preemption
  * disabled and must be short and bounded.
  *
- * The task life cycle the runtime drives:
+ * The task life cycle the runtime drives (through an internal driver, src/sched/driver.h, that
+ * the conformance tests and the simulator use too: a policy sees the same calls from all three):
  *   task_init -> enqueue(NEW) -> pick_next/balance -> [running] -> one of
  *       enqueue(YIELDED) | enqueue(PREEMPTED) | blocked -> ... enqueue(WOKEN) ... | task_exit.
  * A task is in at most one policy queue at a time; pick_next/balance remove it from there.
@@ -67,7 +68,8 @@ struct jf_task {
 };
 
 /* Policy flags. */
-#define JF_POLICY_NEEDS_TIME 0x1u /* pass real times to ops and keep the *_ns fields above */
+#define JF_POLICY_NEEDS_TIME 0x1u /* pass real times to ops and keep the *_ns fields above
+				   * (without it: now = 0, except for slice and tick) */
 #define JF_POLICY_CENTRAL 0x2u    /* tasks are placed by a dispatch op, not per-worker enqueue */
 
 struct jf_policy;
@@ -169,9 +171,9 @@ struct jf_policy_params {
  *               run before tick() is asked? 0 or no op: the runtime's quantum. The mechanism
  *               interrupts at max(slice, a few us), only while has_work(@worker).
  * @tick:        (optional) the task @cur has used its slice on @worker: should it be
- *               preempted now? Without it, the runtime preempts when has_work(@worker). May be
- *               called from a signal handler: lock-free, no allocation. If it says no, the
- *               runtime asks slice() again for when to look next.
+ *               preempted now? Asked only after has_work(@worker) said yes; without it, that
+ *               yes is the answer. May be called from a signal handler: lock-free, no
+ *               allocation. If it says no, the runtime asks slice() again for when to look next.
  *               (cur->started_ns is set when the policy has JF_POLICY_NEEDS_TIME.)
  * @wakeup_preempt: (optional) @woken was just enqueued to worker @target, which is running a
  *               uthread: should that one be preempted for it now? The policy compares with

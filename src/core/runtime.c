@@ -102,7 +102,7 @@ static unsigned run_all_due_timers(struct worker *w, uint64_t now)
 
 static bool has_work(struct runtime *rt, struct worker *w)
 {
-	return rt->policy.ops->has_work(&rt->policy, w->id);
+	return jf_drv_has_work(&rt->drv, w->id);
 }
 
 /*
@@ -299,6 +299,7 @@ static void *worker_main(void *arg)
 static int policy_setup(struct runtime *rt)
 {
 	const struct jf_policy_ops *ops;
+	struct jf_policy_params params;
 	char err[256];
 	int rc = jf_policy_registry_lookup(rt->cfg.policy, &ops, err, sizeof(err));
 
@@ -306,24 +307,21 @@ static int policy_setup(struct runtime *rt)
 		jf_warn("%s", err);
 		return rc;
 	}
-	jf_config_policy_params(&rt->cfg, ops, &rt->policy.params);
-	rt->policy.params.nworkers = rt->nworkers;
-	rt->policy.params.seed = 0x6a6966667921ull;
-	rc = ops->init(&rt->policy, &rt->policy.params);
+	memset(&params, 0, sizeof(params));
+	jf_config_policy_params(&rt->cfg, ops, &params); /* quantum and the policy's own values */
+	params.nworkers = rt->nworkers;
+	params.seed = 0x6a6966667921ull;
+	rc = jf_drv_init(&rt->drv, ops, &params);
 	if (rc) {
 		jf_warn("policy '%s' failed to initialise: %s", ops->name, strerror(-rc));
 		return rc;
 	}
-	rt->policy.ops = ops;
-	rt->policy_flags = ops->flags;
-	rt->can_steal = ops->balance != NULL && rt->nworkers > 1;
 	return 0;
 }
 
 static void runtime_free(struct runtime *rt)
 {
-	if (rt->policy.ops)
-		rt->policy.ops->destroy(&rt->policy);
+	jf_drv_fini(&rt->drv);
 	jf_stack_free_all();
 	if (rt->workers) {
 		for (int i = 0; i < rt->nworkers; i++) {
@@ -443,7 +441,7 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 	main_t->state_ns = jf_now_ns();
 	rt->main_thread = main_t;
 	rt->pid = getpid();
-	rt->policy.ops->enqueue(&rt->policy, 0, &main_t->task, JF_ENQ_NEW, jf_policy_now());
+	jf_drv_enqueue(&rt->drv, 0, &main_t->task, JF_ENQ_NEW, jf_policy_now());
 	rt->workers[0].enqueues = 1; /* runnable = enqueues - picks (monitor.c) */
 
 	for (started = 0; started < rt->nworkers; started++) {

@@ -33,6 +33,7 @@
 #include "../common/assert.h"
 #include "../common/spinlock.h"
 #include "../preempt/preempt.h"
+#include "../sched/driver.h"
 #include "context.h"
 #include "probes.h"
 
@@ -196,9 +197,7 @@ struct runtime {
 	struct jf_worker_stats *stats_base;
 	struct jf_hist *hist_base; /* [worker * JF_HIST_NR + kind] */
 	void *monitor;             /* monitor.c: schedtrace and stall reports, or NULL */
-	struct jf_policy policy;
-	unsigned policy_flags;
-	bool can_steal;
+	struct jf_driver drv; /* the policy, and every call into it (src/sched/driver.h) */
 	int nworkers;
 	struct worker *workers;
 
@@ -322,10 +321,11 @@ static inline struct jf_thread *jf_current(void)
 /* How long @w's running uthread may run from @now before the policy is asked (thread.c). */
 uint64_t jf_policy_slice(struct worker *w, uint64_t now);
 
-/* The time to hand to policy ops: real for policies that asked, 0 otherwise. */
+/* The time to hand to the driver's placing calls: the clock for policies that asked for time,
+ * else 0 without reading it (the driver would give them 0 anyway: driver.h). */
 static inline uint64_t jf_policy_now(void)
 {
-	return (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME) ? jf_now_ns() : 0;
+	return jf_drv_needs_time(&jf_rt->drv) ? jf_now_ns() : 0;
 }
 
 /* --- scheduling (thread.c) ----------------------------------------------------------------- */

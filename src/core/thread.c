@@ -186,9 +186,7 @@ void jf_finish_switch(struct worker *w)
 /* How long the running uthread of @w may run from @now before the policy is asked (tick). */
 uint64_t jf_policy_slice(struct worker *w, uint64_t now)
 {
-	struct jf_policy *p = &jf_rt->policy;
-	uint64_t s = p->ops->slice && w->cur ? p->ops->slice(p, w->id, &w->cur->task, now) : 0;
-	return s ? s : jf_rt->cfg.quantum_ns;
+	return jf_drv_slice(&jf_rt->drv, w->id, w->cur ? &w->cur->task : NULL, now);
 }
 
 /* A new run begins on @w at @now: publish it to the mechanism; a request owed to the last run
@@ -232,10 +230,8 @@ static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
 	jf_ut_set_state(next, UT_FROM(UT_RUNNABLE), UT_RUNNING);
 	next->on_cpu = 1;
 	next->worker = w;
-	next->task.last_worker = w->id;
+	jf_drv_run_start(&jf_rt->drv, w->id, &next->task, now);
 	w->cur = next;
-	if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
-		next->task.started_ns = now;
 	jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, delay);
 	JF_VIEW_SET(next, vstate, UV_RUNNING);
 	JF_VIEW_SET(next, state_ns, now);
@@ -274,8 +270,6 @@ static inline void run_due_timers(struct worker *w)
 
 static inline void after_enqueue(struct worker *w, int target, struct jf_task *t,
 				 enum jf_enqueue_reason reason);
-static void make_runnable_at(struct worker *w, struct jf_thread *t,
-			     enum jf_enqueue_reason reason, uint64_t tnow);
 
 /* @t becomes runnable for @reason at @tnow (0: the uthread is the caller, leave_run() stamps it
  * at the switch): what jf_dump_threads() and gdb show. */
@@ -305,13 +299,14 @@ static inline void apply_sched_attr(struct jf_thread *t)
 }
 
 /*
- * @t is handed to the policy's enqueue (or enqueue_pick) for @reason at policy time @now: the one
- * preparation both ways of making a uthread runnable share, so they cannot drift (the exit path's
- * enqueue_pick once skipped the pending attributes). It comes from running (yield, preemption),
- * blocked (woken) or new; @tnow as for jf_view_runnable().
+ * @t is about to be handed to the driver's enqueue (jf_drv_enqueue, or jf_drv_requeue_pick) for
+ * @reason: the one preparation both ways of making a uthread runnable share, so they cannot drift
+ * (the exit path's enqueue_pick once skipped the pending attributes). The driver stamps
+ * runnable_ns; the pending attributes are the runtime's to apply (driver.h says why). It comes
+ * from running (yield, preemption), blocked (woken) or new; @tnow as for jf_view_runnable().
  */
 static inline void ready_for_policy(struct jf_thread *t, enum jf_enqueue_reason reason,
-				    uint64_t now, uint64_t tnow)
+				    uint64_t tnow)
 {
 	apply_sched_attr(t);
 	jf_ut_set_state(t,
@@ -319,43 +314,37 @@ static inline void ready_for_policy(struct jf_thread *t, enum jf_enqueue_reason 
 			: reason == JF_ENQ_NEW ? UT_FROM(UT_RUNNABLE)
 					       : UT_FROM(UT_RUNNING),
 			UT_RUNNABLE);
-	t->task.runnable_ns = now;
 	jf_view_runnable(t, reason, tnow);
 }
 
 /*
  * What @w runs next. If @enq is not NULL it is made runnable for @reason first, in the same
- * policy step when the policy offers enqueue_pick (one queue lock on the yield path). Falls back
- * to stealing when the policy allows it.
+ * policy step when the policy offers enqueue_pick (one queue lock on the yield path), and whoever
+ * its enqueue concerns is told after the pick. Falls back to stealing when the policy allows it.
+ * The order of the policy calls is the driver's (jf_drv_pick, jf_drv_requeue_pick).
  */
 static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *enq,
 					  enum jf_enqueue_reason reason)
 {
-	struct runtime *rt = jf_rt;
-	struct jf_policy *p = &rt->policy;
+	struct jf_driver *d = &jf_rt->drv;
 	uint64_t now = jf_policy_now();
 	struct jf_task *t;
+	bool stolen;
 
 	run_due_timers(w);
 	if (JF_UNLIKELY(jf_netpoll_active()))
 		jf_netpoll_busy(w, jf_now_ns());
 	if (!enq) {
-		t = p->ops->pick_next(p, w->id, now);
-	} else if (p->ops->enqueue_pick) {
-		int target;
-		ready_for_policy(enq, reason, now, 0);
-		t = p->ops->enqueue_pick(p, w->id, &enq->task, reason, now, &target);
-		after_enqueue(w, target, &enq->task, reason);
+		t = jf_drv_pick(d, w->id, now, &stolen);
 	} else {
-		make_runnable_at(w, enq, reason, 0);
-		t = p->ops->pick_next(p, w->id, now);
+		int target;
+		ready_for_policy(enq, reason, 0);
+		t = jf_drv_requeue_pick(d, w->id, &enq->task, reason, now, &target, &stolen);
+		after_enqueue(w, target, &enq->task, reason);
 	}
-	if (!t && rt->can_steal) {
-		t = p->ops->balance(p, w->id, now);
-		if (t) {
-			STAT_INC(w, steals);
-			JF_PROBE2(steal, t->id, w->id);
-		}
+	if (stolen) {
+		STAT_INC(w, steals);
+		JF_PROBE2(steal, t->id, w->id);
 	}
 	return t ? jf_thread_of_task(t) : NULL;
 }
@@ -392,8 +381,7 @@ void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next)
 static inline void account_run(struct jf_thread *cur)
 {
 	apply_sched_attr(cur);
-	if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
-		cur->task.ran_ns += jf_now_ns() - cur->task.started_ns;
+	jf_drv_run_end(&jf_rt->drv, &cur->task, jf_policy_now());
 }
 
 /*
@@ -428,8 +416,8 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		jf_ut_set_state(cur, UT_FROM(UT_RUNNABLE), UT_RUNNING);
 		now = jf_now_ns();
 		w->cur = cur;
-		if (jf_rt->policy_flags & JF_POLICY_NEEDS_TIME)
-			cur->task.started_ns = now; /* picked again: a new run for the policy */
+		/* picked again: a new run for the policy */
+		jf_drv_run_start(&jf_rt->drv, w->id, &cur->task, now);
 		leave_run(w, cur, now, true);
 		WORKER_INC(w, picks);
 		JF_VIEW_SET(cur, vstate, UV_RUNNING);
@@ -632,11 +620,10 @@ void jf_kick_parked_worker(struct worker *self)
 static void wakeup_preempt(struct worker *w, int target, struct jf_task *t)
 {
 	struct runtime *rt = jf_rt;
-	struct jf_policy *p = &rt->policy;
 	struct worker *k = &rt->workers[target];
 
 	if (!__atomic_load_n(&k->run_start_ns, __ATOMIC_ACQUIRE) ||
-	    !p->ops->wakeup_preempt(p, target, t, jf_policy_now()))
+	    !jf_drv_wakeup_preempt(&rt->drv, target, t, jf_policy_now()))
 		return;
 	if (k == w) {
 		if (w->cur) {
@@ -660,8 +647,7 @@ static inline void after_enqueue(struct worker *w, int target, struct jf_task *t
 	WORKER_INC(w, enqueues);
 	if (reason == JF_ENQ_WOKEN)
 		STAT_INC(w, wakeups);
-	if (rt->policy.ops->wakeup_preempt && target >= 0 &&
-	    (reason == JF_ENQ_NEW || reason == JF_ENQ_WOKEN))
+	if (jf_drv_may_wakeup_preempt(&rt->drv, target, reason))
 		wakeup_preempt(w, target, t);
 	if (rt->preempting && rt->mech->on_work) {
 		/*
@@ -676,7 +662,8 @@ static inline void after_enqueue(struct worker *w, int target, struct jf_task *t
 		else if (reason != JF_ENQ_YIELDED && reason != JF_ENQ_PREEMPTED)
 			rt->mech->on_work(w, &rt->workers[target]);
 	}
-	if (rt->nworkers == 1 || (target == w->id && (reason == JF_ENQ_YIELDED || !rt->can_steal)))
+	if (rt->nworkers == 1 ||
+	    (target == w->id && (reason == JF_ENQ_YIELDED || !rt->drv.can_steal)))
 		return;
 	/* Pairs with the fence in worker_park(): either it sees our enqueue or we see it parked. */
 	jf_smp_mb();
@@ -685,7 +672,7 @@ static inline void after_enqueue(struct worker *w, int target, struct jf_task *t
 		return;
 	}
 	/* No particular worker (a shared queue), or one others may steal from: wake a parked one. */
-	if ((rt->can_steal || target < 0) &&
+	if ((rt->drv.can_steal || target < 0) &&
 	    atomic_load_explicit(&rt->nr_spinning, memory_order_relaxed) == 0 &&
 	    atomic_load_explicit(&rt->nr_parked, memory_order_relaxed) > 0)
 		kick_one_parked(w);
@@ -694,11 +681,9 @@ static inline void after_enqueue(struct worker *w, int target, struct jf_task *t
 static void make_runnable_at(struct worker *w, struct jf_thread *t,
 			     enum jf_enqueue_reason reason, uint64_t tnow)
 {
-	struct jf_policy *p = &jf_rt->policy;
-	uint64_t now = jf_policy_now();
-
-	ready_for_policy(t, reason, now, tnow);
-	after_enqueue(w, p->ops->enqueue(p, w->id, &t->task, reason, now), &t->task, reason);
+	ready_for_policy(t, reason, tnow);
+	after_enqueue(w, jf_drv_enqueue(&jf_rt->drv, w->id, &t->task, reason, jf_policy_now()),
+		      &t->task, reason);
 }
 
 void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enqueue_reason reason)
@@ -710,15 +695,13 @@ void jf_sched_block_then(uint32_t *unlock, void (*publish)(void *arg), void *arg
 {
 	struct jf_thread *cur = jf_current();
 	struct worker *w = cur->worker;
-	struct jf_policy *p = &jf_rt->policy;
 	JF_ASSERT(jf_pcount() >= 1, "uthread %llu blocks with preemption enabled",
 		  (unsigned long long)cur->task.id);
 	account_run(cur);
 	jf_ut_set_state(cur, UT_FROM(UT_RUNNING), UT_BLOCKED);
 	JF_VIEW_SET(cur, vstate, UV_BLOCKED);
 	JF_PROBE2(block, cur->task.id, JF_VIEW_GET(cur, wait_on));
-	if (p->ops->blocked)
-		p->ops->blocked(p, w->id, &cur->task, jf_policy_now());
+	jf_drv_blocked(&jf_rt->drv, w->id, &cur->task, jf_policy_now());
 	STAT_INC(w, blocks);
 	/* Only now may anything wake it: enqueue(WOKEN) must not race with blocked(). */
 	if (publish)
@@ -827,8 +810,7 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 	} else {
 		t->task.attr.worker = -1;
 	}
-	if (rt->policy.ops->task_init)
-		rt->policy.ops->task_init(&rt->policy, w->id, &t->task, jf_policy_now());
+	jf_drv_task_init(&rt->drv, w->id, &t->task, jf_policy_now());
 
 	jf_ctx_init(&t->ctx, jf_stack_top(t), uthread_entry, t);
 	STAT_INC(w, spawns);
@@ -860,13 +842,11 @@ static void jf_yield_in_runtime(void)
 {
 	struct worker *w = jf_this_worker();
 	struct jf_thread *cur = w ? w->cur : NULL;
-	struct jf_policy *p;
 
 	if (JF_UNLIKELY(!cur))
 		return;
 	STAT_INC(w, yields);
-	p = &jf_rt->policy;
-	if (!p->ops->has_work(p, w->id) && jf_timers_next(w) == UINT64_MAX &&
+	if (!jf_drv_has_work(&jf_rt->drv, w->id) && jf_timers_next(w) == UINT64_MAX &&
 	    !atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
 		return;
 	uthread_reschedule(cur, cur, JF_ENQ_YIELDED);
@@ -879,14 +859,12 @@ static void uthread_exit(struct jf_thread *cur, void *retval)
 
 	jf_pcount_set(1); /* never preempted again: it is leaving */
 	w = cur->worker;
-	struct jf_policy *p = &jf_rt->policy;
 	struct jf_thread *joiner;
 	bool detached;
 
 	account_run(cur);
 	JF_PROBE1(exit, cur->task.id);
-	if (p->ops->task_exit)
-		p->ops->task_exit(p, w->id, &cur->task, jf_policy_now());
+	jf_drv_task_exit(&jf_rt->drv, w->id, &cur->task, jf_policy_now());
 	STAT_INC(w, tasks_done);
 	if (JF_UNLIKELY(cur->is_main))
 		jf_runtime_stop(retval);

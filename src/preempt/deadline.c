@@ -57,7 +57,7 @@ uint64_t jf_deadline_due_ns(struct runtime *rt, struct worker *w)
 {
 	uint64_t when = UINT64_MAX, tdl = jf_timers_next(w);
 
-	if (!rt->cfg.preempt_skip || rt->policy.ops->has_work(&rt->policy, w->id) ||
+	if (!rt->cfg.preempt_skip || jf_drv_has_work(&rt->drv, w->id) ||
 	    jf_netpoll_wants_busy_poll())
 		when = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
 	return tdl < when ? tdl : when;

@@ -166,7 +166,7 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 				next = due, *hard = -1;
 			continue;
 		}
-		if (rt->cfg.preempt_skip && !rt->policy.ops->has_work(&rt->policy, w->id) &&
+		if (rt->cfg.preempt_skip && !jf_drv_has_work(&rt->drv, w->id) &&
 		    !jf_netpoll_wants_busy_poll())
 			continue; /* nothing else to run: never interrupt (skip rule, unless
 				   * JIFFY_PREEMPT_SKIP=0); but a busy worker must poll for uthreads

@@ -114,7 +114,7 @@ static void ptimer_on_run(struct worker *w, uint64_t now)
 	if (__atomic_load_n(&ptw(w)->armed, __ATOMIC_RELAXED) ||
 	    !__atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED))
 		return;
-	if (!rt->cfg.preempt_skip || rt->policy.ops->has_work(&rt->policy, w->id) ||
+	if (!rt->cfg.preempt_skip || jf_drv_has_work(&rt->drv, w->id) ||
 	    jf_netpoll_wants_busy_poll())
 		when = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
 	tdl = jf_timers_next(w);

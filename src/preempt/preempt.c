@@ -162,16 +162,6 @@ uint64_t jf_preempt_retry_delay(struct worker *w, uint64_t quantum_ns)
 
 /* --- the decision ----------------------------------------------------------------------------- */
 
-/* Does the policy want @cur, which has used its quantum, off @w? */
-static bool policy_wants_preempt(struct runtime *rt, struct worker *w, struct jf_thread *cur,
-				 uint64_t now)
-{
-	struct jf_policy *p = &rt->policy;
-	if (p->ops->tick)
-		return p->ops->tick(p, w->id, &cur->task, now);
-	return p->ops->has_work(p, w->id);
-}
-
 bool jf_preempt_request(void *ucontext)
 {
 	const ucontext_t *uc = ucontext;
@@ -192,7 +182,7 @@ static bool preemption_due(struct runtime *rt, struct worker *w, struct jf_threa
 	*quantum = false;
 	if (__atomic_exchange_n(&w->preempt_now, 0, __ATOMIC_ACQUIRE)) {
 		/* Wakeup preemption: the policy already decided; only a switch to nothing is moot. */
-		if (rt->policy.ops->has_work(&rt->policy, w->id))
+		if (jf_drv_has_work(&rt->drv, w->id))
 			return true;
 		STAT_INC(w, preempt_skipped);
 		return false;
@@ -203,9 +193,10 @@ static bool preemption_due(struct runtime *rt, struct worker *w, struct jf_threa
 			rt->mech->on_run(w, now); /* re-arm for what remains, if work waits */
 		return false;
 	}
-	if (!policy_wants_preempt(rt, w, cur, now)) {
+	if (!jf_drv_tick(&rt->drv, w->id, &cur->task, now)) {
+		/* Nothing else may run here (has_work), or the policy's tick lets it go on: ask
+		 * again after another slice, not in a storm. */
 		STAT_INC(w, preempt_skipped);
-		/* The policy lets it go on: ask again after another slice, not in a storm. */
 		__atomic_store_n(&w->run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
 		if (rt->mech->on_run)
 			rt->mech->on_run(w, now);

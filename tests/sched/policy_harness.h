@@ -3,12 +3,13 @@
  * runtime: the conformance suite's model of the runtime (and the simulator's, issue 6).
  *
  * Owns: struct ph_sim (a policy instance, N simulated workers, a task table with the state the
- * runtime would know for each task) and the runtime's side of the contract in include/jiffy/
- * policy.h, done the way src/core/thread.c and src/preempt/preempt.c do it: runnable_ns at
- * enqueue, started_ns at pick, ran_ns accounting when a run ends, pick_next then balance, the
- * slice op and tick for preemption, wakeup_preempt after NEW/WOKEN enqueues. Every pick is
- * checked against the model: a picked task must be queued (not running elsewhere, not blocked,
- * not finished, not picked twice), which is what "no lost or duplicated task" means.
+ * runtime would know for each task) and the runtime's events in virtual time: spawn, wake, yield,
+ * preemption at the due time, block, exit, an idle worker's look. The calls into the policy, and
+ * the stamps and times that go with them, are not done here but by the policy driver the runtime
+ * and the simulator use too (src/sched/driver.h): the harness tests the policy as the runtime
+ * drives it, not as a copy of the runtime would. Every pick is checked against the model: a
+ * picked task must be queued (not running elsewhere, not blocked, not finished, not picked twice),
+ * which is what "no lost or duplicated task" means.
  * Single-threaded and deterministic: the same seed gives the same run.
  */
 #ifndef JIFFY_TESTS_POLICY_HARNESS_H
@@ -25,6 +26,8 @@
 
 #include <jiffy/jiffy.h>
 
+#include "../../src/sched/driver.h"
+
 enum ph_state { PH_UNBORN, PH_QUEUED, PH_RUNNING, PH_BLOCKED, PH_DONE };
 
 struct ph_task {
@@ -32,12 +35,13 @@ struct ph_task {
 	enum ph_state state;
 	int worker;       /* PH_RUNNING: where */
 	uint64_t cpu_ns;  /* CPU time received (virtual) */
+	uint64_t run_from; /* PH_RUNNING: when its run began (started_ns is the driver's) */
 	uint64_t picks;
 	uint64_t first_run_ns, enq_ns;
 };
 
 struct ph_sim {
-	struct jf_policy p;
+	struct jf_driver d; /* the policy, driven as the runtime drives it */
 	int nworkers;
 	uint64_t now;
 	int *cur;         /* per worker: task index running, or -1 */
@@ -82,11 +86,11 @@ static inline int ph_index(struct ph_sim *s, struct jf_task *t)
 static inline int ph_init(struct ph_sim *s, const char *name, int nworkers, int ntasks,
 			  const struct jf_policy_params *tun, uint64_t seed)
 {
+	const struct jf_policy_ops *ops = jf_policy_find(name);
 	struct jf_policy_params params;
 
 	memset(s, 0, sizeof(*s));
-	s->p.ops = jf_policy_find(name);
-	if (!s->p.ops)
+	if (!ops)
 		return -1;
 	s->nworkers = nworkers;
 	s->ntasks = ntasks;
@@ -113,15 +117,14 @@ static inline int ph_init(struct ph_sim *s, const char *name, int nworkers, int 
 		params.quantum_ns = tun->quantum_ns;
 		memcpy(params.value, tun->value, sizeof(params.value));
 	} else {
-		jf_policy_params_default(s->p.ops, &params);
+		jf_policy_params_default(ops, &params);
 	}
-	s->p.params = params; /* as the runtime does: ops may read p->params later */
-	return s->p.ops->init(&s->p, &s->p.params);
+	return jf_drv_init(&s->d, ops, &params);
 }
 
 static inline void ph_fini(struct ph_sim *s)
 {
-	s->p.ops->destroy(&s->p);
+	jf_drv_fini(&s->d);
 	free(s->cur);
 	free(s->due);
 	free(s->tasks);
@@ -129,8 +132,7 @@ static inline void ph_fini(struct ph_sim *s)
 
 static inline uint64_t ph_slice(struct ph_sim *s, int w, struct jf_task *t)
 {
-	uint64_t sl = s->p.ops->slice ? s->p.ops->slice(&s->p, w, t, s->now) : 0;
-	return sl ? sl : s->p.params.quantum_ns;
+	return jf_drv_slice(&s->d, w, t, s->now);
 }
 
 /* A pick on @w returned @t (or NULL): check it against the model and start running it. */
@@ -163,19 +165,18 @@ static inline void ph_start(struct ph_sim *s, int w, struct jf_task *t)
 	s->tasks[i].picks++;
 	if (!s->tasks[i].first_run_ns)
 		s->tasks[i].first_run_ns = s->now;
-	t->last_worker = w;
-	t->started_ns = s->now;
+	s->tasks[i].run_from = s->now;
+	jf_drv_run_start(&s->d, w, t, s->now);
 	s->cur[w] = i;
 	s->due[w] = s->now + ph_slice(s, w, t);
 }
 
-/* What the runtime does when @w needs a task: pick_next, then balance. */
+/* What the runtime does when @w needs a task: the driver's pick (pick_next, then balance). */
 static inline struct jf_task *ph_pick(struct ph_sim *s, int w)
 {
-	struct jf_task *t = s->p.ops->pick_next(&s->p, w, s->now);
-	if (!t && s->p.ops->balance && s->nworkers > 1)
-		t = s->p.ops->balance(&s->p, w, s->now);
-	return t;
+	bool stolen;
+
+	return jf_drv_pick(&s->d, w, s->now, &stolen);
 }
 
 static inline void ph_preempt(struct ph_sim *s, int w);
@@ -188,24 +189,25 @@ static inline void ph_after_enqueue(struct ph_sim *s, int target, struct jf_task
 		ph_violation(s, "enqueue returned worker %d (nworkers %d)", target, s->nworkers);
 		return;
 	}
-	if ((r == JF_ENQ_NEW || r == JF_ENQ_WOKEN) && target >= 0 && s->cur[target] >= 0 &&
-	    s->p.ops->wakeup_preempt && s->p.ops->wakeup_preempt(&s->p, target, t, s->now)) {
+	if (jf_drv_may_wakeup_preempt(&s->d, target, r) && s->cur[target] >= 0 &&
+	    jf_drv_wakeup_preempt(&s->d, target, t, s->now)) {
 		s->wakeup_preempts++;
 		ph_preempt(s, target);
 	}
 }
 
-static inline int ph_enqueue(struct ph_sim *s, int from, int i, enum jf_enqueue_reason r)
+/* Task @i becomes queued in the model (the caller hands it to the policy). */
+static inline void ph_queued(struct ph_sim *s, int i)
 {
-	struct jf_task *t = &s->tasks[i].t;
-	int target;
-
 	s->tasks[i].state = PH_QUEUED;
 	s->nqueued++;
 	s->tasks[i].enq_ns = s->now;
-	t->runnable_ns = s->now;
-	target = s->p.ops->enqueue(&s->p, from, t, r, s->now);
-	return target;
+}
+
+static inline int ph_enqueue(struct ph_sim *s, int from, int i, enum jf_enqueue_reason r)
+{
+	ph_queued(s, i);
+	return jf_drv_enqueue(&s->d, from, &s->tasks[i].t, r, s->now);
 }
 
 /* A new task @i, spawned by a uthread on worker @from. */
@@ -214,8 +216,7 @@ static inline void ph_spawn(struct ph_sim *s, int from, int i)
 	struct jf_task *t = &s->tasks[i].t;
 
 	t->home_worker = from;
-	if (s->p.ops->task_init)
-		s->p.ops->task_init(&s->p, from, t, s->now);
+	jf_drv_task_init(&s->d, from, t, s->now);
 	ph_after_enqueue(s, ph_enqueue(s, from, i, JF_ENQ_NEW), t, JF_ENQ_NEW);
 }
 
@@ -229,30 +230,31 @@ static inline void ph_wake(struct ph_sim *s, int from, int i)
 static inline int ph_stop(struct ph_sim *s, int w)
 {
 	int i = s->cur[w];
-	struct jf_task *t = &s->tasks[i].t;
 
-	t->ran_ns += s->now - t->started_ns;
-	s->tasks[i].cpu_ns += s->now - t->started_ns;
+	jf_drv_run_end(&s->d, &s->tasks[i].t, s->now);
+	s->tasks[i].cpu_ns += s->now - s->tasks[i].run_from;
 	s->cur[w] = -1;
 	return i;
 }
 
-/* The running task of @w yields (or is preempted, @r): enqueue then pick, as the runtime does. */
+/*
+ * The running task of @w yields (or is preempted, @r): the driver's requeue-and-pick, as the
+ * runtime does. Half of the time, for a policy with enqueue_pick, the driver's enqueue then its
+ * pick instead (what the driver does for a policy without enqueue_pick): enqueue_pick must
+ * behave as the two ops it stands for.
+ */
 static inline void ph_requeue(struct ph_sim *s, int w, enum jf_enqueue_reason r)
 {
 	int i = ph_stop(s, w), target;
 	struct jf_task *t;
+	bool stolen;
 
-	if (s->p.ops->enqueue_pick && !(ph_rand(s) & 1)) {
-		s->tasks[i].state = PH_QUEUED;
-		s->nqueued++;
-		s->tasks[i].enq_ns = s->now;
-		s->tasks[i].t.runnable_ns = s->now;
-		t = s->p.ops->enqueue_pick(&s->p, w, &s->tasks[i].t, r, s->now, &target);
+	if (!s->d.policy.ops->enqueue_pick || !(ph_rand(s) & 1)) {
+		ph_queued(s, i);
+		t = jf_drv_requeue_pick(&s->d, w, &s->tasks[i].t, r, s->now, &target, &stolen);
 		if (target < -1 || target >= s->nworkers)
-			ph_violation(s, "enqueue_pick returned worker %d", target);
-		if (!t && s->p.ops->balance && s->nworkers > 1)
-			t = s->p.ops->balance(&s->p, w, s->now);
+			ph_violation(s, "enqueue(%s) returned worker %d",
+				     r == JF_ENQ_YIELDED ? "YIELDED" : "PREEMPTED", target);
 	} else {
 		target = ph_enqueue(s, w, i, r);
 		t = ph_pick(s, w);
@@ -276,26 +278,26 @@ static inline void ph_block(struct ph_sim *s, int w, bool exit)
 
 	if (exit) {
 		s->tasks[i].state = PH_DONE;
-		if (s->p.ops->task_exit)
-			s->p.ops->task_exit(&s->p, w, &s->tasks[i].t, s->now);
+		jf_drv_task_exit(&s->d, w, &s->tasks[i].t, s->now);
 	} else {
 		s->tasks[i].state = PH_BLOCKED;
-		if (s->p.ops->blocked)
-			s->p.ops->blocked(&s->p, w, &s->tasks[i].t, s->now);
+		jf_drv_blocked(&s->d, w, &s->tasks[i].t, s->now);
 	}
 	ph_start(s, w, ph_pick(s, w));
 }
 
-/* The mechanism fires on @w at its due time: tick, then preempt or extend (decide_and_preempt). */
+/*
+ * The mechanism fires on @w at its due time, and the runtime decides (decide_and_preempt): the
+ * driver's tick decision, then preempt or a new slice.
+ */
 static inline void ph_tick(struct ph_sim *s, int w)
 {
 	struct jf_task *t = &s->tasks[s->cur[w]].t;
-	bool yes;
 
-	if (!s->p.ops->has_work(&s->p, w))
-		return; /* mechanisms never interrupt a worker with nothing else to run */
-	yes = s->p.ops->tick ? s->p.ops->tick(&s->p, w, t, s->now) : true;
-	if (yes)
+	if (!jf_drv_has_work(&s->d, w))
+		return; /* the skip rule: the mechanism does not interrupt a worker with nothing
+			 * else to run (the due time stays; work that arrives makes it fire) */
+	if (jf_drv_tick(&s->d, w, t, s->now))
 		ph_preempt(s, w);
 	else
 		s->due[w] = s->now + ph_slice(s, w, t);
@@ -304,7 +306,7 @@ static inline void ph_tick(struct ph_sim *s, int w)
 /* An idle worker looks for work the way the idle loop does: has_work, then pick/balance. */
 static inline bool ph_idle_look(struct ph_sim *s, int w)
 {
-	if (!s->p.ops->has_work(&s->p, w))
+	if (!jf_drv_has_work(&s->d, w))
 		return false;
 	ph_start(s, w, ph_pick(s, w));
 	return s->cur[w] >= 0;

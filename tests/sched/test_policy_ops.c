@@ -221,8 +221,8 @@ static void wakeup_latency(void)
 
 	sim_init(&s, 1, 5, NULL, 7);
 	/* cfs: its period; eevdf has none, and is held to cfs's default (Skyloft's 50 us) */
-	latency = jf_policy_param_index(s.p.ops, "latency_us");
-	lat_bound = latency >= 0 ? s.p.params.value[latency] : 50000;
+	latency = jf_policy_param_index(s.d.policy.ops, "latency_us");
+	lat_bound = latency >= 0 ? s.d.policy.params.value[latency] : 50000;
 	run_one_worker(&s, 4, 20 * 1000 * 1000ull); /* 4 CPU hogs with some history */
 	ph_spawn(&s, 0, 4);
 	for (int r = 0; r < 50 && !s.why; r++) {
