@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "taskq.h"
+#include "registry.h"
 
 #define CENTRAL_NR_TYPES 64
 

@@ -46,6 +46,7 @@
 #include "../common/spinlock.h"
 #include "sched_util.h"
 #include "vtree.h"
+#include "registry.h"
 
 
 /* Per task, in jf_task.policy_data: vt.key is its vruntime. */

@@ -55,6 +55,7 @@
 #include "../common/spinlock.h"
 #include "sched_util.h"
 #include "vtree.h"
+#include "registry.h"
 
 #define EV_DEFAULT_QUANTUM_NS 100000u
 #define EV_HAS_LAG 0x1u /* blocked: vt.aux holds its lag for placement */

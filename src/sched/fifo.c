@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "taskq.h"
+#include "registry.h"
 
 struct fifo_worker {
 	struct jf_task *head, *tail; /* private: owner only */

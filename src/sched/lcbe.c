@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "taskq.h"
+#include "registry.h"
 
 enum lcbe_running {
 	LCBE_IDLE = 0,

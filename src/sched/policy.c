@@ -16,9 +16,6 @@
 
 #include "registry.h"
 
-extern const struct jf_policy_ops jf_policy_fifo, jf_policy_ws, jf_policy_rr, jf_policy_twoq,
-	jf_policy_cfs, jf_policy_eevdf, jf_policy_central, jf_policy_lcbe;
-
 /* In the order docs/policies.md lists them (jf_policy_names() and error messages use it). */
 static const struct jf_policy_ops *const builtin[] = {
 	&jf_policy_fifo,

@@ -3,7 +3,8 @@
  * the rest of the library beyond the public jiffy/policy.h: walking every known policy, checking
  * a parameter table or a value, and the prefix of a policy's environment variables.
  *
- * Owns: these declarations, once (src/core/config.c and src/core/runtime.c use them).
+ * Owns: these declarations, once (src/core/config.c and src/core/runtime.c use them), and the
+ * built-in policies' tables, declared where each policy file and policy.c see the same line.
  */
 #ifndef JIFFY_SCHED_REGISTRY_H
 #define JIFFY_SCHED_REGISTRY_H
@@ -11,6 +12,11 @@
 #include <stddef.h>
 
 #include <jiffy/policy.h>
+
+/* The built-in policies, each defined in its own file (which includes this header, so that the
+ * definition and the declaration policy.c's table uses cannot disagree). */
+extern const struct jf_policy_ops jf_policy_fifo, jf_policy_ws, jf_policy_rr, jf_policy_twoq,
+	jf_policy_cfs, jf_policy_eevdf, jf_policy_central, jf_policy_lcbe;
 
 /* The @i-th known policy: the built-in ones, then the registered ones; NULL past the last. */
 const struct jf_policy_ops *jf_policy_at(int i);

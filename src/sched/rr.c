@@ -18,6 +18,7 @@
  * signal handler).
  */
 #include "pwq.h"
+#include "registry.h"
 
 struct rr {
 	struct pwq q; /* first: the pwq_* ops take the policy's priv as a struct pwq */

@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "taskq.h"
+#include "registry.h"
 
 enum twoq_origin {
 	TWOQ_IDLE = 0, /* the worker was handed nothing (only in twoq_worker.running) */

@@ -9,6 +9,7 @@
  * Parameters: none (the victim order is seeded from jf_policy_params.seed).
  */
 #include "pwq.h"
+#include "registry.h"
 
 /*
  * Steal up to half of a victim's queue; return the first stolen task to run now and put the rest
