@@ -23,6 +23,7 @@
 #include <jiffy/jiffy.h>
 
 #include "../common/errf.h"
+#include "../common/parse.h"
 #include "../preempt/preempt.h"
 #include "../sched/registry.h"
 #include "runtime.h"
@@ -64,53 +65,6 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->preempt_skip = true;
 	cfg->pthread_shim = true;
 	cfg->clock = JF_CLOCK_TSC;
-}
-
-/* Strict unsigned parse: digits only, optional K/M/G suffix (powers of 1024) if @suffixes. */
-static int parse_u64(const char *s, bool suffixes, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	uint64_t mul = 1;
-
-	if (!s || !isdigit((unsigned char)s[0]))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	if (suffixes && *end) {
-		switch (toupper((unsigned char)*end)) {
-		case 'K': mul = 1024; break;
-		case 'M': mul = 1024 * 1024; break;
-		case 'G': mul = 1024 * 1024 * 1024; break;
-		default: return -1;
-		}
-		end++;
-		if (toupper((unsigned char)*end) == 'B' || toupper((unsigned char)*end) == 'I')
-			end++;
-	}
-	if (*end)
-		return -1;
-	if (mul > 1 && v > UINT64_MAX / mul)
-		return -1;
-	*out = v * mul;
-	return 0;
-}
-
-static int parse_bool(const char *s, bool *out)
-{
-	if (!strcmp(s, "1") || !strcasecmp(s, "true") || !strcasecmp(s, "yes") ||
-	    !strcasecmp(s, "on")) {
-		*out = true;
-		return 0;
-	}
-	if (!strcmp(s, "0") || !strcasecmp(s, "false") || !strcasecmp(s, "no") ||
-	    !strcasecmp(s, "off")) {
-		*out = false;
-		return 0;
-	}
-	return -1;
 }
 
 /* --- the policies' parameters (struct jf_config_param) --------------------------------------- */
@@ -321,7 +275,7 @@ typedef int (*env_apply_fn)(struct jf_config *c, const char *name, const char *v
 static int env_workers(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	uint64_t x;
-	if (parse_u64(v, false, &x) || x < 1 || x > JF_MAX_WORKERS)
+	if (jf_parse_u64(v, false, &x) || x < 1 || x > JF_MAX_WORKERS)
 		return jf_errf(e, el, "%s='%s': expected a number of workers from 1 to %d", n, v,
 			    JF_MAX_WORKERS);
 	c->workers = (unsigned)x;
@@ -330,21 +284,21 @@ static int env_workers(struct jf_config *c, const char *n, const char *v, char *
 
 static int env_pin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
-	if (parse_bool(v, &c->pin_workers))
+	if (jf_parse_bool(v, &c->pin_workers))
 		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
 	return 0;
 }
 
 static int env_stats(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
-	if (parse_bool(v, &c->stats))
+	if (jf_parse_bool(v, &c->stats))
 		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
 	return 0;
 }
 
 static int env_timer_spin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
-	if (parse_bool(v, &c->timer_spin))
+	if (jf_parse_bool(v, &c->timer_spin))
 		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
 	return 0;
 }
@@ -352,7 +306,7 @@ static int env_timer_spin(struct jf_config *c, const char *n, const char *v, cha
 static int env_preempt_skip(struct jf_config *c, const char *n, const char *v, char *e,
 			    size_t el)
 {
-	if (parse_bool(v, &c->preempt_skip))
+	if (jf_parse_bool(v, &c->preempt_skip))
 		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
 	return 0;
 }
@@ -360,7 +314,7 @@ static int env_preempt_skip(struct jf_config *c, const char *n, const char *v, c
 static int env_pthread_shim(struct jf_config *c, const char *n, const char *v, char *e,
 			    size_t el)
 {
-	if (parse_bool(v, &c->pthread_shim))
+	if (jf_parse_bool(v, &c->pthread_shim))
 		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
 	return 0;
 }
@@ -379,7 +333,7 @@ static int env_policy(struct jf_config *c, const char *n, const char *v, char *e
 static int env_stack(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	uint64_t x;
-	if (parse_u64(v, true, &x) || x < MIN_STACK || x > MAX_STACK)
+	if (jf_parse_u64(v, true, &x) || x < MIN_STACK || x > MAX_STACK)
 		return jf_errf(e, el, "%s='%s': expected a size from 16K to 1G (suffix K, M or G)", n,
 			    v);
 	c->stack_size = (size_t)x;
@@ -389,7 +343,7 @@ static int env_stack(struct jf_config *c, const char *n, const char *v, char *e,
 static int env_cache(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	uint64_t x;
-	if (parse_u64(v, false, &x) || x > 65536)
+	if (jf_parse_u64(v, false, &x) || x > 65536)
 		return jf_errf(e, el, "%s='%s': expected a number of stacks from 0 to 65536", n, v);
 	c->stack_cache = (unsigned)x;
 	return 0;
@@ -398,7 +352,7 @@ static int env_cache(struct jf_config *c, const char *n, const char *v, char *e,
 static int env_spin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	uint64_t x;
-	if (parse_u64(v, false, &x) || x > MAX_SPIN_US)
+	if (jf_parse_u64(v, false, &x) || x > MAX_SPIN_US)
 		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to %llu", n, v,
 			    MAX_SPIN_US);
 	c->spin_ns = x * 1000u;
@@ -408,7 +362,7 @@ static int env_spin(struct jf_config *c, const char *n, const char *v, char *e, 
 static int env_spin_max(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	uint64_t x;
-	if (parse_u64(v, false, &x) || x > MAX_SPIN_US)
+	if (jf_parse_u64(v, false, &x) || x > MAX_SPIN_US)
 		return jf_errf(e, el, "%s='%s': expected microseconds from 0 (no adaptation) to %llu",
 			    n, v, MAX_SPIN_US);
 	c->spin_max_ns = x * 1000u;
@@ -418,7 +372,7 @@ static int env_spin_max(struct jf_config *c, const char *n, const char *v, char 
 static int env_netpoll(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	uint64_t x;
-	if (parse_u64(v, false, &x) || x > 1000000)
+	if (jf_parse_u64(v, false, &x) || x > 1000000)
 		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 1000000", n, v);
 	c->netpoll_ns = x * 1000u;
 	return 0;
@@ -427,7 +381,7 @@ static int env_netpoll(struct jf_config *c, const char *n, const char *v, char *
 static int env_schedtrace(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	uint64_t x;
-	if (parse_u64(v, false, &x) || x > 3600000)
+	if (jf_parse_u64(v, false, &x) || x > 3600000)
 		return jf_errf(e, el, "%s='%s': expected a period in milliseconds from 1 to 3600000, "
 			    "or 0 (off)", n, v);
 	c->schedtrace_ns = x * 1000000u;
@@ -437,7 +391,7 @@ static int env_schedtrace(struct jf_config *c, const char *n, const char *v, cha
 static int env_stall(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	uint64_t x;
-	if (parse_u64(v, false, &x) || x > 1000000)
+	if (jf_parse_u64(v, false, &x) || x > 1000000)
 		return jf_errf(e, el, "%s='%s': expected a number of quanta from 1 to 1000000 (a "
 			    "uthread running longer while work waits is reported), or 0 (off)", n, v);
 	c->stall_report = (unsigned)x;
@@ -457,7 +411,7 @@ static int env_preempt(struct jf_config *c, const char *n, const char *v, char *
 static int env_quantum(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	uint64_t x;
-	if (parse_u64(v, false, &x) || x < 1 || x > 1000000)
+	if (jf_parse_u64(v, false, &x) || x < 1 || x > 1000000)
 		return jf_errf(e, el, "%s='%s': expected microseconds from 1 to 1000000", n, v);
 	c->quantum_ns = x * 1000u;
 	return 0;
@@ -466,7 +420,7 @@ static int env_quantum(struct jf_config *c, const char *n, const char *v, char *
 static int env_grace(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	uint64_t x;
-	if (parse_u64(v, false, &x) || x > 1000000)
+	if (jf_parse_u64(v, false, &x) || x > 1000000)
 		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 1000000", n, v);
 	c->grace_ns = x * 1000u;
 	return 0;
@@ -486,11 +440,11 @@ static int env_signal(struct jf_config *c, const char *n, const char *v, char *e
 
 	if (!strncmp(s, "SIG", 3))
 		s += 3;
-	if (!parse_u64(v, false, &x) && x < 1024) {
+	if (!jf_parse_u64(v, false, &x) && x < 1024) {
 		sig = (int)x;
 	} else if (!strncmp(s, "RTMIN", 5)) {
 		sig = SIGRTMIN;
-		if (s[5] == '+' && !parse_u64(s + 6, false, &x) && x <= 32)
+		if (s[5] == '+' && !jf_parse_u64(s + 6, false, &x) && x <= 32)
 			sig += (int)x;
 		else if (s[5] != '\0')
 			sig = -1;

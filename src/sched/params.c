@@ -23,6 +23,7 @@
 #include <jiffy/policy.h>
 
 #include "../common/errf.h"
+#include "../common/parse.h"
 #include "registry.h"
 
 static size_t nchoices(const struct jf_policy_param *p)
@@ -279,36 +280,15 @@ static int parse_duration(const char *s, uint64_t default_unit_ns, uint64_t *out
 	return 0;
 }
 
-static int parse_uint(const char *s, uint64_t *out)
+/* jf_parse_bool() into a parameter value (0 or 1). */
+static int parse_bool_u64(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
+	bool b;
 
-	if (!isdigit((unsigned char)s[0]))
+	if (jf_parse_bool(s, &b))
 		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
+	*out = b;
 	return 0;
-}
-
-static int parse_bool(const char *s, uint64_t *out)
-{
-	static const char *const yes[] = {"1", "yes", "on", "true"}, *const no[] = {"0", "no", "off",
-										     "false"};
-	for (size_t i = 0; i < 4; i++) {
-		if (!strcasecmp(s, yes[i])) {
-			*out = 1;
-			return 0;
-		}
-		if (!strcasecmp(s, no[i])) {
-			*out = 0;
-			return 0;
-		}
-	}
-	return -1;
 }
 
 int jf_policy_param_parse(const struct jf_policy_param *param, const char *text, uint64_t *value,
@@ -327,10 +307,10 @@ int jf_policy_param_parse(const struct jf_policy_param *param, const char *text,
 			rc = parse_duration(text, 1, &v);
 			break;
 		case JF_PARAM_UINT:
-			rc = parse_uint(text, &v);
+			rc = jf_parse_u64(text, false, &v);
 			break;
 		case JF_PARAM_BOOL:
-			rc = parse_bool(text, &v);
+			rc = parse_bool_u64(text, &v);
 			break;
 		case JF_PARAM_ENUM:
 			for (size_t c = 0; param->choices && param->choices[c]; c++)
