@@ -366,15 +366,22 @@ static inline bool next_still_on_cpu(struct worker *w, struct jf_thread *next)
 	return true;
 }
 
+/* The scheduler loop of @w switches into @t (prepared) until the loop is needed again. */
+static void enter_from_loop(struct worker *w, struct jf_thread *t)
+{
+	void *fake = NULL;
+
+	asan_enter_thread(&fake, t);
+	tsan_enter(t->tsan_fiber);
+	jf_ctx_switch(&w->sched_ctx, &t->ctx, &w->sched_on_cpu);
+	asan_entered(fake);
+}
+
 /* Called by the scheduler loop: run @next until @w's loop is needed again. */
 void jf_sched_run_from_loop(struct worker *w, struct jf_thread *next)
 {
-	void *fake = NULL;
 	prepare_run(w, next);
-	asan_enter_thread(&fake, next);
-	tsan_enter(next->tsan_fiber);
-	jf_ctx_switch(&w->sched_ctx, &next->ctx, &w->sched_on_cpu);
-	asan_entered(fake);
+	enter_from_loop(w, next);
 }
 
 /* @cur stops running (yield, preempt, block, exit): add this run to its ran_ns. */
@@ -487,18 +494,6 @@ bool jf_sched_preempt_to_loop(struct jf_thread *cur, bool decided)
 	return !cur->resumed_in_place;
 }
 
-/* Back into @cur, left to the loop and not requeued: the same run goes on (no new run). */
-static void resume_in_place(struct worker *w, struct jf_thread *cur)
-{
-	void *fake = NULL;
-
-	cur->resumed_in_place = 1;
-	asan_enter_thread(&fake, cur);
-	tsan_enter(cur->tsan_fiber);
-	jf_ctx_switch(&w->sched_ctx, &cur->ctx, &w->sched_on_cpu);
-	asan_entered(fake);
-}
-
 /*
  * The scheduler loop's half of jf_sched_preempt_to_loop(), on the worker's own stack: fire the
  * due timers and poll (what they wake is queued first, as at any scheduling point), then, unless
@@ -509,16 +504,20 @@ static void resume_in_place(struct worker *w, struct jf_thread *cur)
 bool jf_sched_finish_preempt(struct worker *w)
 {
 	struct jf_thread *cur = w->preempted, *next;
-	uint64_t now;
 
 	w->preempted = NULL;
-	run_due_timers(w);
-	now = jf_now_ns();
-	if (JF_UNLIKELY(jf_netpoll_active()))
-		jf_netpoll_busy(w, now);
-	if (!w->preempt_decided && !jf_preempt_decide_in_loop(w, cur, jf_now_ns())) {
-		resume_in_place(w, cur);
-		return true;
+	if (!w->preempt_decided) {
+		/* Only timers or the netpoller were due: do that, then decide (pick_next() below
+		 * does the same first, so a decided preemption needs it only there). */
+		run_due_timers(w);
+		if (JF_UNLIKELY(jf_netpoll_active()))
+			jf_netpoll_busy(w, jf_now_ns());
+		if (!jf_preempt_decide_in_loop(w, cur, jf_now_ns())) {
+			/* Not due: back into @cur, not requeued; the same run goes on. */
+			cur->resumed_in_place = 1;
+			enter_from_loop(w, cur);
+			return true;
+		}
 	}
 	account_run(cur);
 	next = atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed)
