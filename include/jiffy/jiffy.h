@@ -28,6 +28,7 @@
 
 #include <jiffy/config.h>
 #include <jiffy/net.h>
+#include <jiffy/pfn.h>
 #include <jiffy/policy.h>
 #include <jiffy/preempt.h>
 #include <jiffy/stats.h>
