@@ -112,6 +112,8 @@ bench: build
 	@$(BUILD)/bench/resume_path
 	@echo "== wakeup latency per policy beside Linux threads (schbench-like) =="
 	@$(BUILD)/bench/schbench
+	@echo "== preemptible functions: libinger's Table 2 beside its peers, budgets kept (docs/pfn.md) =="
+	@$(BUILD)/bench/pfn_bench
 
 calibrate: build
 	@$(BUILD)/tools/jiffy-calibrate

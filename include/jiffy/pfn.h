@@ -115,12 +115,16 @@ JF_API void *jf_pfn_alloc(size_t size);
 /**
  * struct jf_cleanup - a cleanup handler's record, owned by the caller (usually a local variable)
  * from jf_cleanup_push() to the matching jf_cleanup_pop().
+ * @fn:    the handler (set by jf_cleanup_push()).
+ * @arg:   its argument.
+ * @next:  private: the handler pushed before it.
+ * @owner: private.
  */
 struct jf_cleanup {
 	void (*fn)(void *arg);
 	void *arg;
 	struct jf_cleanup *next;
-	void *owner; /* private */
+	void *owner;
 };
 
 /**

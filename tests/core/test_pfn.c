@@ -365,6 +365,8 @@ static void *hammer(void *arg)
 			fflush(null);
 		char *q = jf_pfn_alloc(32); /* the arena: freed with the launch */
 		CHECK(q != NULL);
+		if (TSAN)
+			jf_safepoint(); /* no budget signal under TSan (src/core/pfn.c) */
 	}
 	return NULL;
 }

@@ -203,6 +203,16 @@ static void check_config(void)
 	CHECK_EQ(cfg.preempt_signal, 12);
 	cfg = jft_config_good_env("JIFFY_PREEMPT_SIGNAL", "SIGRTMIN+3");
 	CHECK_EQ(cfg.preempt_signal, SIGRTMIN + 3);
+	/* the budget timers' signal (jiffy/pfn.h) */
+	jf_config_default(&cfg);
+	CHECK_EQ(cfg.pfn_signal, SIGRTMIN + 4);
+	cfg = jft_config_good_env("JIFFY_PFN_SIGNAL", "SIGRTMIN+6");
+	CHECK_EQ(cfg.pfn_signal, SIGRTMIN + 6);
+	cfg = jft_config_good_env("JIFFY_PFN_SIGNAL", "USR2");
+	CHECK_EQ(cfg.pfn_signal, SIGUSR2);
+	check_bad_env("JIFFY_PFN_SIGNAL", "SIGKILL");
+	check_bad_env("JIFFY_PFN_SIGNAL", "SIGSEGV");
+	check_bad_env("JIFFY_PFN_SIGNAL", "");
 
 	check_bad_env("JIFFY_PREEMPT", "bogus");
 	check_bad_env("JIFFY_PREEMPT", "");
@@ -236,6 +246,10 @@ static void check_config(void)
 	jf_config_default(&cfg);
 	cfg.preempt_signal = SIGKILL;
 	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), -EINVAL);
+	jf_config_default(&cfg);
+	cfg.pfn_signal = cfg.preempt_signal;
+	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "pfn_signal") != NULL);
 	jf_config_default(&cfg);
 	cfg.preempt_signal = SIGSEGV;
 	CHECK_EQ(jf_config_validate(&cfg, err, sizeof(err)), -EINVAL);
