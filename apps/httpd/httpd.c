@@ -22,7 +22,8 @@
  * closed. Safe by default (docs/security.md): listens on 127.0.0.1 unless --bind says otherwise;
  * HTTP here has no authentication and a request buys up to --long-us of CPU, so a non-loopback
  * address needs --protected-mode no; at most --max-conns connections (more are closed at once),
- * idle keep-alive connections closed after 60 s.
+ * a connection that completes no request for 60 s is closed (trickled bytes are no progress), a
+ * client that reads no response for 5 s is dropped.
  *
  * Prints "READY jiffy-httpd port=N mode=M" on stdout when it accepts connections; SIGINT or
  * SIGTERM stops it (the requests in progress are finished) and prints the counters on stderr.
@@ -178,7 +179,7 @@ static void *conn_main(void *arg)
 	int fd = (int)(intptr_t)arg;
 	struct hh_conn *c = malloc(sizeof(*c));
 	char out[HH_RESP_MAX];
-	int64_t idle = 0;
+	uint64_t progress = jf_now_ns(); /* when it last completed a request (or connected) */
 
 	if (!c)
 		goto out;
@@ -190,19 +191,18 @@ static void *conn_main(void *arg)
 		if (hh_conn_next(c, &req) == HH_MORE) {
 			char *p = hh_conn_space(c, &room);
 			ssize_t n = jf_read(fd, p, room, HD_POLL_NS);
+			/* Bytes that complete no request are no progress (slowloris). */
+			if (jf_now_ns() - progress > HD_IDLE_S * 1000000000ull)
+				break;
 			if (n > 0) {
 				hh_conn_filled(c, (size_t)n);
-				idle = 0;
 				continue;
 			}
-			if (n < 0 && errno == ETIMEDOUT) {
-				idle += HD_POLL_NS;
-				if (!atomic_load(&stopping) && idle < HD_IDLE_S * 1000000000ll)
-					continue;
-			} else if (n < 0 && errno != ECONNRESET) {
+			if (n < 0 && errno == ETIMEDOUT && !atomic_load(&stopping))
+				continue;
+			if (n < 0 && errno != ETIMEDOUT && errno != ECONNRESET)
 				atomic_fetch_add(&hd_count.io_errors, 1);
-			}
-			break; /* EOF, an error, idle too long, or stopping */
+			break; /* EOF, an error, or stopping */
 		}
 		if (req.status != 200) {
 			atomic_fetch_add(&hd_count.bad, 1);
@@ -221,6 +221,7 @@ static void *conn_main(void *arg)
 			atomic_fetch_add(&hd_count.io_errors, 1);
 			break;
 		}
+		progress = jf_now_ns();
 		if (!req.keep_alive)
 			break;
 	}

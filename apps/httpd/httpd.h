@@ -54,6 +54,6 @@ int hd_write_all(int fd, const char *buf, size_t len);
 int hd_pool_main(const sigset_t *sigs);
 
 #define HD_POLL_NS (100 * 1000 * 1000ll) /* how often a blocked uthread/thread looks at stopping */
-#define HD_IDLE_S 60                     /* a keep-alive connection idle this long is closed */
+#define HD_IDLE_S 60 /* a connection (Jiffy modes) that completes no request this long is closed */
 
 #endif /* JIFFY_APPS_HTTPD_HTTPD_H */
