@@ -44,6 +44,12 @@ LOCK = "/tmp/jiffy-timing.lock"
 # name -> (server flags, environment, label in the plot and table)
 CONFIGS = {
     "budget": (["--mode", "budget"], {}, "Jiffy + budgets (jf_pfn_launch)"),
+    "budget-bg": (["--mode", "budget", "--set-aside", "background"], {},
+                  "Jiffy + budgets, set aside to a background uthread"),
+    "budget-sp": (["--mode", "budget", "--safepoints", "yes"], {},
+                  "Jiffy + budgets, jf_safepoint() in the work"),
+    "budget200": (["--mode", "budget", "--budget-us", "200"], {},
+                  "Jiffy + 200 us budgets (jf_pfn_launch)"),
     "nobudget": (["--mode", "nobudget"], {}, "Jiffy, no budget (run to completion)"),
     "pool": (["--mode", "pool"], {}, "pthread pool"),
     "preempt": (["--mode", "nobudget"], {"JIFFY_PREEMPT": "auto"},
@@ -108,9 +114,9 @@ def start_server(httpd, cfg, a, log):
     flags, env_extra, _ = CONFIGS[cfg]
     env = {k: v for k, v in os.environ.items() if not k.startswith("JIFFY_")}
     env.update(env_extra)
-    cmd = [*NICE(a), "taskset", "-c", a.server_cpus, httpd, *flags, "--port", "0", "--workers",
+    cmd = [*NICE(a), "taskset", "-c", a.server_cpus, httpd, "--port", "0", "--workers",
            str(a.workers), "--threads", str(a.threads), "--budget-us", str(a.budget_us),
-           "--short-us", str(a.short_us), "--long-us", str(a.long_us)]
+           "--short-us", str(a.short_us), "--long-us", str(a.long_us), *flags]  # flags win
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, env=env, text=True)
     deadline = time.monotonic() + 20
     line = ""

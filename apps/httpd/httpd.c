@@ -7,10 +7,13 @@
  * (keep-alive; the parsing and the routes are http.c's, by Debian's libhttp-parser) whose
  * handlers compute: GET /short about --short-us (500 µs), GET /long about --long-us (50 ms).
  *   budget    each handler runs under jf_pfn_launch() with a budget of --budget-us (2 ms). One
- *             that runs out is set aside, never dropped: its uthread jf_yield()s, so that the
- *             requests that arrived meanwhile (their connections' uthreads, woken by the
- *             netpoller at the yield) run first, then resumes it with a new budget, until it is
- *             done. The runtime itself preempts nothing (JIFFY_PREEMPT=none unless the
+ *             that runs out is set aside, never dropped: with --set-aside yield (the default)
+ *             its uthread jf_yield()s, so that the requests that arrived meanwhile (their
+ *             connections' uthreads, woken by the netpoller at the yield) run first, then
+ *             resumes it with a new budget, until it is done; with --set-aside background its
+ *             continuation is handed to one background uthread that resumes the set-aside
+ *             handlers in turn, a budget each, yielding after each (at most one long slice
+ *             waits in the run queue, however many long requests are in progress). The runtime itself preempts nothing (JIFFY_PREEMPT=none unless the
  *             environment says otherwise): as in libinger's libturquoise, the budgets are the only
  *             preemption.
  *   nobudget  the same server, handlers called directly: run to completion (cooperative, like
@@ -26,7 +29,9 @@
  * client that reads no response for 5 s is dropped.
  *
  * Prints "READY jiffy-httpd port=N mode=M" on stdout when it accepts connections; SIGINT or
- * SIGTERM stops it (the requests in progress are finished) and prints the counters on stderr.
+ * SIGTERM stops it (the requests in progress are finished) and prints the counters on stderr
+ * (cpu_us_*: the mean CPU time of a route's work where it runs uninterrupted, nobudget and pool;
+ * 0 in budget mode).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -85,21 +90,30 @@ int hd_open_listener(int (*sock_fn)(int, int, int), unsigned *bound)
 void hd_report(void)
 {
 	unsigned long long r[HH_NROUTES], sl[HH_NROUTES], st[HH_NROUTES];
+	double cpu_us[HH_NROUTES];
 	for (int i = 0; i < HH_NROUTES; i++) {
 		r[i] = atomic_load(&hd_count.requests[i]);
 		sl[i] = atomic_load(&hd_count.slices[i]);
 		st[i] = atomic_load(&hd_count.stopped[i]);
+		cpu_us[i] = r[i] ? (double)atomic_load(&hd_count.cpu_ns[i]) / 1e3 / (double)r[i] : 0;
 	}
 	fprintf(stderr,
 		"%s: mode=%s short=%llu long=%llu bad=%llu conns=%llu refused=%llu "
 		"io_errors=%llu stopped_short=%llu stopped_long=%llu slices_short=%llu "
-		"slices_long=%llu\n",
+		"slices_long=%llu cpu_us_short=%.0f cpu_us_long=%.0f\n",
 		hd_prog, mode_names[hd.mode], r[HH_SHORT], r[HH_LONG],
 		(unsigned long long)atomic_load(&hd_count.bad),
 		(unsigned long long)atomic_load(&hd_count.conns),
 		(unsigned long long)atomic_load(&hd_count.refused),
 		(unsigned long long)atomic_load(&hd_count.io_errors), st[HH_SHORT], st[HH_LONG],
-		sl[HH_SHORT], sl[HH_LONG]);
+		sl[HH_SHORT], sl[HH_LONG], cpu_us[HH_SHORT], cpu_us[HH_LONG]);
+}
+
+uint64_t hd_thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int hd_write_all(int fd, const char *buf, size_t len)
@@ -131,6 +145,7 @@ static jf_waitgroup_t wg = JF_WAITGROUP_INITIALIZER;
 
 struct work {
 	uint64_t iters, seed, x;
+	enum hh_route route;
 };
 
 static void safepoint(void)
@@ -146,8 +161,77 @@ static void *work_fn(void *arg)
 }
 
 /*
+ * --set-aside background: the continuations of handlers that ran out of budget wait here, and
+ * one uthread (background()) resumes them in turn, one budget each, yielding after each; their
+ * connections' uthreads sleep until theirs is done. So at most one long slice is in the run
+ * queue at a time, however many long requests are in progress.
+ */
+struct aside {
+	jf_pfn_t *cont;
+	unsigned slices;
+	int status; /* jf_pfn_resume()'s last answer */
+	int done;
+	jf_cond_t cv;
+	struct aside *next;
+};
+
+static struct {
+	jf_mutex_t lock;
+	jf_cond_t cv; /* background() waits here for work */
+	struct aside *head, *tail;
+} bg = {JF_MUTEX_INITIALIZER, JF_COND_INITIALIZER, NULL, NULL};
+
+static void aside_push(struct aside *a) /* under bg.lock */
+{
+	a->next = NULL;
+	if (bg.tail)
+		bg.tail->next = a;
+	else
+		bg.head = a;
+	bg.tail = a;
+}
+
+static void *background(void *arg)
+{
+	const uint64_t budget = (uint64_t)hd.budget_us * 1000u;
+
+	(void)arg;
+	jf_mutex_lock(&bg.lock);
+	for (;;) {
+		while (!bg.head) {
+			/* Every connection gone: none can set a handler aside any more. */
+			if (atomic_load(&stopping) && atomic_load(&hd_count.open) == 0)
+				goto out;
+			jf_cond_timedwait(&bg.cv, &bg.lock, jf_now_ns() + HD_POLL_NS);
+		}
+		struct aside *a = bg.head;
+		bg.head = a->next;
+		if (!bg.head)
+			bg.tail = NULL;
+		jf_mutex_unlock(&bg.lock);
+		a->status = jf_pfn_resume(a->cont, budget, NULL);
+		a->slices++;
+		jf_mutex_lock(&bg.lock);
+		if (a->status == JF_PFN_TIMEOUT || a->status == JF_PFN_PAUSED) {
+			aside_push(a); /* round robin among the long ones */
+		} else {
+			a->done = 1;
+			jf_cond_signal(&a->cv);
+		}
+		jf_mutex_unlock(&bg.lock);
+		jf_yield(); /* behind whatever arrived meanwhile */
+		jf_mutex_lock(&bg.lock);
+	}
+out:
+	jf_mutex_unlock(&bg.lock);
+	jf_waitgroup_done(&wg);
+	return NULL;
+}
+
+/*
  * Run the handler's work; return the budget slices it took (0 without a budget). A handler that
- * runs out of budget yields first, so that whatever arrived meanwhile goes before it.
+ * runs out of budget is set aside (--set-aside): its uthread yields and resumes it, so that
+ * whatever arrived meanwhile goes first, or hands it to background().
  */
 static unsigned run_work(struct work *w)
 {
@@ -156,11 +240,25 @@ static unsigned run_work(struct work *w)
 	unsigned slices = 1;
 	int st;
 
-	if (hd.mode == HD_NOBUDGET) {
+	if (hd.mode == HD_NOBUDGET) { /* uninterrupted on its worker: its CPU time is its own */
+		uint64_t t0 = hd_thread_cpu_ns();
 		work_fn(w);
+		atomic_fetch_add(&hd_count.cpu_ns[w->route], hd_thread_cpu_ns() - t0);
 		return 0;
 	}
 	st = jf_pfn_launch(work_fn, w, budget, NULL, &cont);
+	if (hd.background && (st == JF_PFN_TIMEOUT || st == JF_PFN_PAUSED)) {
+		struct aside a = {.cont = cont, .slices = 1};
+		jf_cond_init(&a.cv);
+		jf_mutex_lock(&bg.lock);
+		aside_push(&a);
+		jf_cond_signal(&bg.cv);
+		while (!a.done)
+			jf_cond_wait(&a.cv, &bg.lock);
+		jf_mutex_unlock(&bg.lock);
+		st = a.status;
+		slices = a.slices;
+	}
 	while (st == JF_PFN_TIMEOUT || st == JF_PFN_PAUSED) {
 		jf_yield(); /* to the back of the run queue: the short requests go first */
 		slices++;
@@ -210,7 +308,7 @@ static void *conn_main(void *arg)
 			(void)jf_write(fd, out, len, 5 * 1000000000ll);
 			break;
 		}
-		struct work w = {.iters = hd.iters[req.route], .seed = req.seed};
+		struct work w = {.iters = hd.iters[req.route], .seed = req.seed, .route = req.route};
 		unsigned slices = run_work(&w);
 		atomic_fetch_add(&hd_count.requests[req.route], 1);
 		atomic_fetch_add(&hd_count.slices[req.route], slices);
@@ -298,6 +396,14 @@ static void *app_main(void *arg)
 		fprintf(stderr, "%s: cannot start the acceptor\n", hd_prog);
 		return (void *)rc;
 	}
+	attr.name = "httpd-aside";
+	if (hd.mode == HD_BUDGET && hd.background) {
+		jf_waitgroup_add(&wg, 1);
+		if (jf_spawn(NULL, &attr, background, NULL) != 0) {
+			fprintf(stderr, "%s: cannot start the background uthread\n", hd_prog);
+			return (void *)rc;
+		}
+	}
 	fprintf(stderr, "%s: listening on %s port %u, %d worker(s)\n", hd_prog, hd.listen.text,
 		bound, jf_nworkers());
 	printf("READY jiffy-httpd port=%u mode=%s\n", bound, mode_names[hd.mode]);
@@ -312,6 +418,9 @@ static void *app_main(void *arg)
 			signo = (int)si.ssi_signo;
 	}
 	atomic_store(&stopping, 1);
+	jf_mutex_lock(&bg.lock);
+	jf_cond_broadcast(&bg.cv);
+	jf_mutex_unlock(&bg.lock);
 	jf_waitgroup_wait(&wg); /* the acceptor and every connection (within HD_POLL_NS) */
 	jf_close(listen_fd);
 	jf_close(sig_fd);
@@ -328,6 +437,7 @@ static void usage(FILE *f)
 		"usage: %s [--mode budget|nobudget|pool] [--port P] [--bind ADDR]\n"
 		"          [--protected-mode yes|no] [--budget-us US] [--short-us US] [--long-us US]\n"
 		"          [--workers N] [--threads N] [--max-conns N] [--safepoints yes|no]\n"
+		"          [--set-aside yield|background]\n"
 		"An HTTP/1.1 server whose handlers compute: GET /short about --short-us, GET /long\n"
 		"about --long-us (optional ?seed=N); the head-of-line demo of preemptible functions\n"
 		"(docs/pfn-http.md).\n"
@@ -340,6 +450,9 @@ static void usage(FILE *f)
 		"                    HTTP here has no authentication: an address outside\n"
 		"                    127.0.0.0/8 and ::1 needs --protected-mode no\n"
 		"  --budget-us US    the budget of a handler and of each resumption (default 2000)\n"
+		"  --set-aside M     budget mode, a handler that ran out: yield (default): its\n"
+		"                    uthread yields, then resumes it; background: one uthread\n"
+		"                    resumes all of them in turn, yielding after each slice\n"
 		"  --short-us US     the work of /short, calibrated at start-up (default 500)\n"
 		"  --long-us US      the work of /long (default 50000, at most 1000000)\n"
 		"  --workers N       Jiffy workers (budget, nobudget; default: JIFFY_WORKERS or 1)\n"
@@ -355,7 +468,7 @@ static void usage(FILE *f)
 
 enum {
 	F_MODE = 0x100, F_PORT, F_BIND, F_PROTECTED, F_BUDGET, F_SHORT, F_LONG, F_WORKERS,
-	F_THREADS, F_MAX_CONNS, F_SAFEPOINTS,
+	F_THREADS, F_MAX_CONNS, F_SAFEPOINTS, F_SET_ASIDE,
 };
 
 static const struct option options[] = {
@@ -370,6 +483,7 @@ static const struct option options[] = {
 	{"threads", required_argument, NULL, F_THREADS},
 	{"max-conns", required_argument, NULL, F_MAX_CONNS},
 	{"safepoints", required_argument, NULL, F_SAFEPOINTS},
+	{"set-aside", required_argument, NULL, F_SET_ASIDE},
 	JP_FLAGS_STD_OPTIONS,
 	{0},
 };
@@ -377,6 +491,7 @@ static const struct option options[] = {
 int main(int argc, char **argv)
 {
 	static const char *const no_yes[] = {"no", "yes", NULL};
+	static const char *const aside_names[] = {"yield", "background", NULL};
 	static sigset_t sigs;
 	unsigned long short_us = 500, long_us = 50000;
 	struct jf_config cfg;
@@ -433,6 +548,11 @@ int main(int argc, char **argv)
 			if (!bad)
 				hd.safepoints = m;
 			break;
+		case F_SET_ASIDE:
+			bad = jp_flag_choice(hd_prog, a, v, aside_names, &m);
+			if (!bad)
+				hd.background = m;
+			break;
 		}
 		if (bad)
 			return 2;
@@ -451,7 +571,8 @@ int main(int argc, char **argv)
 		(unsigned long long)hd.iters[HH_SHORT], long_us,
 		(unsigned long long)hd.iters[HH_LONG]);
 	if (hd.mode == HD_BUDGET)
-		fprintf(stderr, "; budget %lu us", hd.budget_us);
+		fprintf(stderr, "; budget %lu us, set aside by %s", hd.budget_us,
+			aside_names[hd.background]);
 	fputc('\n', stderr);
 
 	/* Blocked before any thread exists, so they all inherit it: the signals wait for us. */

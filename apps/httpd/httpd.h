@@ -27,6 +27,7 @@ struct hd_settings {
 	unsigned long max_conns;    /* --max-conns */
 	uint64_t iters[HH_NROUTES]; /* the work of each route, from --short-us/--long-us */
 	bool safepoints;            /* --safepoints */
+	bool background;            /* --set-aside background (else yield) */
 };
 
 struct hd_counters {
@@ -37,6 +38,7 @@ struct hd_counters {
 	_Atomic uint64_t conns, refused;      /* connections accepted; refused at --max-conns */
 	_Atomic uint64_t open;                /* connections open now */
 	_Atomic uint64_t io_errors;           /* reads/writes that failed (not EOF) */
+	_Atomic uint64_t cpu_ns[HH_NROUTES];  /* CPU time of the work, where it runs uninterrupted */
 };
 
 extern struct hd_settings hd;
@@ -47,6 +49,8 @@ extern const char *hd_prog;
 int hd_open_listener(int (*sock_fn)(int, int, int), unsigned *bound);
 /* The counters on stderr, one line ("jiffy-httpd: mode=... short=N ..."). */
 void hd_report(void);
+/* The calling kernel thread's CPU time (CLOCK_THREAD_CPUTIME_ID), in ns. */
+uint64_t hd_thread_cpu_ns(void);
 /* Write all of @buf on a non-blocking socket, waiting in poll(2) (the pool's threads). */
 int hd_write_all(int fd, const char *buf, size_t len);
 

@@ -109,7 +109,9 @@ static int serve(struct pconn *pc)
 			(void)hd_write_all(pc->fd, out, len);
 			return -1;
 		}
+		uint64_t t0 = hd_thread_cpu_ns();
 		uint64_t x = hh_work(hd.iters[req.route], req.seed, NULL);
+		atomic_fetch_add(&hd_count.cpu_ns[req.route], hd_thread_cpu_ns() - t0);
 		atomic_fetch_add(&hd_count.requests[req.route], 1);
 		len = hh_format_ok(out, &req, hd.iters[req.route], x, 0);
 		if (hd_write_all(pc->fd, out, len) != 0) {

@@ -6,7 +6,9 @@
  * status 0); checking that a long request and a short one on two connections both get complete,
  * correct answers (the work's result is recomputed here with jp_spin_iters), that in budget mode
  * the long handler was stopped by its budget and resumed (X-Jiffy-Slices > 1: 30 ms of work
- * under a 1 ms budget cannot finish in one slice) and handlers without a budget report 0;
+ * under a 1 ms budget cannot finish in one slice), by its own uthread (--set-aside yield) and by
+ * the background uthread it was handed to (--set-aside background), and handlers without a
+ * budget report 0;
  * keep-alive with pipelined requests, HEAD, HTTP/1.0, Connection: close; malformed and refused
  * requests (400, 404, 405, 413, 414, 431), each answered and followed by the connection's close;
  * a few hundred mutated requests that must neither crash nor wedge the server. No timing is
@@ -35,7 +37,7 @@ static unsigned port;
 
 /* ---- the server process ------------------------------------------------------------------- */
 
-static pid_t start_server(const char *mode)
+static pid_t start_server(const char *mode, const char *aside)
 {
 	int p[2];
 	CHECK(pipe(p) == 0);
@@ -48,7 +50,8 @@ static pid_t start_server(const char *mode)
 		close(p[1]);
 		char *args[] = {(char *)server_path, "--mode", (char *)mode, "--port", "0",
 				"--short-us", "200", "--long-us", "30000", "--budget-us", "1000",
-				"--workers", "1", "--threads", "2", NULL};
+				"--workers", "1", "--threads", "2", "--set-aside", (char *)aside,
+				NULL};
 		execv(server_path, args);
 		perror("exec jiffy-httpd");
 		_exit(127);
@@ -401,7 +404,9 @@ static void mutations(void)
 
 int main(int argc, char **argv)
 {
-	static const char *const modes[] = {"budget", "nobudget", "pool"};
+	/* budget twice: handlers set aside by yielding, and handed to the background uthread */
+	static const char *const modes[] = {"budget", "budget", "nobudget", "pool"};
+	static const char *const asides[] = {"yield", "background", "yield", "yield"};
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s PATH-TO-jiffy-httpd\n", argv[0]);
@@ -411,7 +416,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	alarm(50); /* a hang ends the test within CTest's timeout, with a message */
 	for (unsigned m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
-		pid_t pid = start_server(modes[m]);
+		pid_t pid = start_server(modes[m], asides[m]);
 		long_and_short(modes[m]);
 		keep_alive();
 		errors();
@@ -419,7 +424,7 @@ int main(int argc, char **argv)
 			mutations();
 		long_and_short(modes[m]); /* still serving */
 		stop_server(pid);
-		printf("%s: ok\n", modes[m]);
+		printf("%s (--set-aside %s): ok\n", modes[m], asides[m]);
 	}
 	printf("apps.httpd: ok\n");
 	return 0;
