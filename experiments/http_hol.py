@@ -237,39 +237,45 @@ def table(summary):
 
 
 def plot(summary, configs, path, subtitle):
+    """Four panels against the long share: the short requests' median and p99, the long ones'
+    median, the throughput; one line per configuration, bars min-max over the repeats."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
-    panels = [("short_p50_ms", "short requests: median latency (ms)", True),
-              ("short_p99_ms", "short requests: p99 latency (ms)", True),
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+    fig, axes = plt.subplots(2, 2, figsize=(11.5, 8.4))
+    axes = axes.flatten()
+    panels = [("short_p50_ms", "short requests (500 us): median latency (ms)", True),
+              ("short_p99_ms", "short requests (500 us): p99 latency (ms)", True),
+              ("long_p50_ms", "long requests (50 ms): median latency (ms)", False),
               ("throughput", "throughput, all requests (req/s)", False)]
     markers = "os^vD"
     for k, cfg in enumerate(configs):
-        rows = [r for r in summary if r["config"] == cfg and panels[0][0] in r]
-        if not rows:
-            continue
-        xs = [r["share"] for r in rows]
         for ax, (key, title, logy) in zip(axes, panels):
+            rows = [r for r in summary if r["config"] == cfg and key in r]
+            if not rows:
+                continue
+            xs = [r["share"] for r in rows]
             ys = [r[key] for r in rows]
             lo = [r[key] - r[key + "_min"] for r in rows]
             hi = [r[key + "_max"] - r[key] for r in rows]
             ax.errorbar(xs, ys, yerr=[lo, hi], marker=markers[k % len(markers)], capsize=3,
                         label=CONFIGS[cfg][2])
-            ax.set_title(title, fontsize=10)
+            ax.set_title(title, fontsize=9)
             ax.set_xlabel("long requests (% of all)")
             if logy:
                 ax.set_yscale("log")
                 ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                ax.yaxis.set_minor_formatter(NullFormatter())
             else:
                 ax.set_ylim(bottom=0)
             ax.set_xticks(sorted({r["share"] for r in summary}))
             ax.grid(True, which="both", alpha=0.3)
     offered = sorted({(r["share"], r["offered"]) for r in summary})
-    axes[2].plot([s for s, _ in offered], [o for _, o in offered], "k:", label="offered")
+    axes[3].plot([s for s, _ in offered], [o for _, o in offered], "k:",
+                 label="offered (open loop)")
     axes[0].legend(fontsize=8)
-    axes[2].legend(fontsize=8, loc="lower right")
+    axes[3].legend(fontsize=8, loc="lower right")
     fig.suptitle("HTTP/1.1, 500 us short and 50 ms long requests (libinger Fig. 4 on Jiffy)"
                  + ("\n" + subtitle if subtitle else ""), fontsize=10)
     fig.tight_layout()
@@ -320,7 +326,20 @@ def main():
     ap.add_argument("--max-retries", type=int, default=8)
     ap.add_argument("--publish", action="store_true",
                     help="copy the plot to docs/img/pfn-http.png, the summary to docs/data/")
+    ap.add_argument("--replot", metavar="DIR",
+                    help="only redraw DIR/pfn-http.png (and the table) from DIR/summary.json")
     a = ap.parse_args()
+    if a.replot:
+        with open(os.path.join(a.replot, "summary.json")) as f:
+            saved = json.load(f)
+        summ, m = saved["summary"], saved["meta"]["args"]
+        cfgs = [c for c in m["configs"].split(",") if c]
+        plot(summ, cfgs, os.path.join(a.replot, "pfn-http.png"),
+             f"{m['short_rate']:g} short req/s open loop, budget {m['budget_us']} us, "
+             f"{m['workers']} Jiffy worker / {m['threads']} pool threads on CPU "
+             f"{m['server_cpus']}; median of {m['repeats']} (bars: min-max)")
+        print(table(summ))
+        return 0
 
     configs = [c for c in a.configs.split(",") if c]
     for c in configs:
