@@ -199,6 +199,37 @@ def run_point(a, httpd, oha, cfg, share, rep, outdir):
     }
 
 
+def run_capacity(a, httpd, oha, cfg, share, rep, outdir):
+    """Closed loop: one oha with --capacity-conns connections and no rate, each request /long
+    with probability SHARE % (a URL list oha picks from at random), for --capacity-duration s.
+    Returns the completed requests per second after the warm-up (the server's capacity)."""
+    tag = f"cap-{cfg}-s{share:g}-r{rep}"
+    urls = os.path.join(outdir, "raw", f"{tag}.urls")
+    out_csv = os.path.join(outdir, "raw", f"{tag}.csv")
+    with open(LOCK, "a") as lock, open(os.path.join(outdir, "raw", f"{tag}.log"), "w") as log:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        srv, port = start_server(httpd, cfg, a, log)
+        n_long = 1 if share > 0 else 0
+        n_short = round(100.0 / share) - 1 if share > 0 else 1
+        with open(urls, "w") as f:
+            f.write(f"http://127.0.0.1:{port}/long\n" * n_long)
+            f.write(f"http://127.0.0.1:{port}/short\n" * n_short)
+        cmd = [*NICE(a), "taskset", "-c", a.load_cpus, oha, "-z", f"{a.capacity_duration}s",
+               "-w", "--no-tui", "--output-format", "csv", "-o", out_csv,
+               "-c", str(a.capacity_conns), "--worker-threads", "1", "--urls-from-file", urls]
+        g = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=log, timeout=120)
+        srv.send_signal(signal.SIGTERM)
+        try:
+            srv.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            srv.wait()
+    lat, bad = read_csv(out_csv, a.warmup, a.capacity_duration)
+    return {"config": cfg, "share": share, "repeat": rep, "kind": "capacity",
+            "capacity": len(lat) / (a.capacity_duration - a.warmup), "bad": bad,
+            "generator_rc": [g.returncode], "server_rc": srv.returncode}
+
+
 def summarize(points, configs, shares):
     out = []
     for cfg in configs:
@@ -206,16 +237,17 @@ def summarize(points, configs, shares):
             ps = [p for p in points if p["config"] == cfg and p["share"] == share]
             if not ps:
                 continue
-            row = {"config": cfg, "label": CONFIGS[cfg][2], "share": share, "runs": len(ps)}
+            row = {"config": cfg, "label": CONFIGS[cfg][2], "share": share,
+                   "runs": sum(1 for p in ps if p.get("kind") != "capacity")}
             for key in ("short_p50_ms", "short_p99_ms", "short_p999_ms", "long_p50_ms",
-                        "throughput", "offered"):
-                vals = [p[key] for p in ps if p[key] is not None]
+                        "throughput", "offered", "capacity"):
+                vals = [p[key] for p in ps if p.get(key) is not None]
                 if vals:
                     row[key] = statistics.median(vals)
                     row[key + "_min"] = min(vals)
                     row[key + "_max"] = max(vals)
             row["bad"] = sum(p["bad"] for p in ps)
-            row["other_cpus_max"] = max(p["other_cpus"] for p in ps)
+            row["other_cpus_max"] = max(p.get("other_cpus", 0.0) for p in ps)
             out.append(row)
     return out
 
@@ -225,14 +257,15 @@ def table(summary):
         if key not in row:
             return "-"
         return (f"{row[key]:.{nd}f} ({row[key + '_min']:.{nd}f}-{row[key + '_max']:.{nd}f})")
+    cap = any("capacity" in r for r in summary)
     lines = ["| server | long % | short p50 ms | short p99 ms | short p99.9 ms | long p50 ms "
-             "| throughput req/s (offered) |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "| throughput req/s (offered) |" + (" closed-loop capacity req/s |" if cap else ""),
+             "|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if cap else "")]
     for r in summary:
         lines.append(f"| {r['config']} | {r['share']:g} | {f(r, 'short_p50_ms')} | "
                      f"{f(r, 'short_p99_ms')} | {f(r, 'short_p999_ms')} | "
                      f"{f(r, 'long_p50_ms', 0)} | {f(r, 'throughput', 0)} "
-                     f"({r.get('offered', 0):.0f}) |")
+                     f"({r.get('offered', 0):.0f}) |" + (f" {f(r, 'capacity', 0)} |" if cap else ""))
     return "\n".join(lines)
 
 
@@ -250,6 +283,8 @@ def plot(summary, configs, path, subtitle):
               ("long_p50_ms", "long requests (50 ms): median latency (ms)", False),
               ("throughput", "throughput, all requests (req/s)", False)]
     markers = "os^vD"
+    if any("capacity" in r for r in summary):
+        panels[3] = ("capacity", "closed-loop capacity, all requests (req/s)", False)
     for k, cfg in enumerate(configs):
         for ax, (key, title, logy) in zip(axes, panels):
             rows = [r for r in summary if r["config"] == cfg and key in r]
@@ -271,9 +306,10 @@ def plot(summary, configs, path, subtitle):
                 ax.set_ylim(bottom=0)
             ax.set_xticks(sorted({r["share"] for r in summary}))
             ax.grid(True, which="both", alpha=0.3)
-    offered = sorted({(r["share"], r["offered"]) for r in summary})
-    axes[3].plot([s for s, _ in offered], [o for _, o in offered], "k:",
-                 label="offered (open loop)")
+    offered = sorted({(r["share"], r["offered"]) for r in summary if "offered" in r})
+    if panels[3][0] == "throughput":
+        axes[3].plot([s for s, _ in offered], [o for _, o in offered], "k:",
+                     label="offered (open loop)")
     axes[0].legend(fontsize=8)
     axes[3].legend(fontsize=8, loc="lower right")
     fig.suptitle("HTTP/1.1, 500 us short and 50 ms long requests (libinger Fig. 4 on Jiffy)"
@@ -326,6 +362,12 @@ def main():
     ap.add_argument("--max-retries", type=int, default=8)
     ap.add_argument("--publish", action="store_true",
                     help="copy the plot to docs/img/pfn-http.png, the summary to docs/data/")
+    ap.add_argument("--capacity", action="store_true",
+                    help="after the open-loop sweep, each configuration and share once more per "
+                         "repeat in a closed loop (one oha, no rate, the long share as a random "
+                         "URL mix): the server's capacity; the plot's fourth panel then shows it")
+    ap.add_argument("--capacity-duration", type=float, default=3.0)
+    ap.add_argument("--capacity-conns", type=int, default=16)
     ap.add_argument("--replot", metavar="DIR",
                     help="only redraw DIR/pfn-http.png (and the table) from DIR/summary.json")
     a = ap.parse_args()
@@ -385,6 +427,17 @@ def main():
                           f"p99 {p['short_p99_ms'] or 0:8.2f} ms  "
                           f"{p['throughput']:6.0f} req/s  bad {p['bad']}  "
                           f"other {p['other_cpus']:.2f} CPUs", flush=True)
+        for rep in range(a.repeats if a.capacity else 0):
+            for si, share in enumerate(shares):
+                k = (rep + si) % len(configs)
+                for cfg in configs[k:] + configs[:k]:
+                    p = run_capacity(a, httpd, oha, cfg, share, rep, outdir)
+                    points.append(p)
+                    pf.write(json.dumps(p) + "\n")
+                    pf.flush()
+                    print(f"  [{time.monotonic() - t0:5.0f}s] {cfg:9s} long {share:4g}% "
+                          f"rep {rep}: closed-loop capacity {p['capacity']:6.0f} req/s  "
+                          f"bad {p['bad']}", flush=True)
     summary = summarize(points, configs, shares)
     meta = {"date": stamp, "host": os.uname().nodename, "cpus": os.cpu_count(),
             "kernel": os.uname().release, "args": vars(a), "configs":
