@@ -4,8 +4,10 @@ libinger §6.2, Fig. 4; docs/pfn-http.md has the setup, the numbers and what the
 
 Owns the sweep: jiffy-httpd (apps/httpd/) in each server configuration below, against two open-
 loop HTTP/1.1 load generators (oha, from the crates registry: scripts/build-oha.sh) at once: one
-for GET /short (~500 us of work) at a fixed rate, one for GET /long (~50 ms) at the rate that
-makes the long requests SHARE % of all; --latency-correction, so a latency counts from the time
+for GET /short (~500 us of work) at a fixed rate (split over --short-streams generators with
+slightly different rates: oha paces evenly, and one even stream can lock in phase with the budget
+server's cycle), one for GET /long (~50 ms) at the rate that makes the long requests SHARE % of
+all; --latency-correction, so a latency counts from the time
 the request was due, not from when a free connection sent it (no coordinated omission). Per
 point: the short requests' median, p99 and p99.9, the long requests' median, and the throughput
 of all requests (completed per second). Configurations are interleaved (their order rotates) and
@@ -17,7 +19,7 @@ other processes took during each run is recorded (other_cpus). Each run holds
 
 Writes points.jsonl (one line per run), summary.json, table.md and pfn-http.png into --out
 (default experiments/results/pfn-http-<time>/); --publish copies the plot to docs/img/pfn-http.png
-and the summary to docs/data/pfn-http-<date>.json. Standard library only, but the plot needs
+and the summary to docs/data/pfn-http-<date>-<hhmm>.json. Standard library only, but the plot needs
 matplotlib (scripts/venv.sh).
 
     make demo-http                            # builds what is missing, then this with defaults
@@ -135,6 +137,18 @@ def start_server(httpd, cfg, a, log):
     return p, port
 
 
+def stream_factors(k):
+    """The shares of the short rate given to each of @k generators: spread +-9 % around 1/k,
+    summing to 1. oha paces a fixed rate evenly (no Poisson arrivals); one evenly paced stream
+    can lock in phase with the budget server's cycle (a 2 ms slice + a 0.5 ms short request is
+    exactly the 2.5 ms between short requests at 400 req/s), so that every short request lands
+    at the same point of the cycle for a whole run. Several streams with different periods and
+    independent start times drift across the cycle instead."""
+    if k == 1:
+        return [1.0]
+    return [(1.0 + 0.18 * (i / (k - 1) - 0.5)) / k for i in range(k)]
+
+
 def oha_cmd(a, oha, rate, conns, url, out):
     return [*NICE(a), "taskset", "-c", a.load_cpus, oha, "-q", f"{rate:.4f}", "-z", f"{a.duration}s", "-w",
             "--latency-correction", "--no-tui", "--output-format", "csv", "-o", out,
@@ -144,7 +158,8 @@ def oha_cmd(a, oha, rate, conns, url, out):
 def run_point(a, httpd, oha, cfg, share, rep, outdir):
     """One run: a fresh server, both generators at once; returns the point (a dict)."""
     tag = f"{cfg}-s{share:g}-r{rep}"
-    short_csv = os.path.join(outdir, "raw", f"{tag}-short.csv")
+    k = a.short_streams
+    short_csvs = [os.path.join(outdir, "raw", f"{tag}-short{i}.csv") for i in range(k)]
     long_csv = os.path.join(outdir, "raw", f"{tag}-long.csv")
     long_rate = a.short_rate * share / (100.0 - share)
     with open(LOCK, "a") as lock, open(os.path.join(outdir, "raw", f"{tag}.log"), "w") as log:
@@ -152,9 +167,10 @@ def run_point(a, httpd, oha, cfg, share, rep, outdir):
         t_start, busy0, ours0 = time.monotonic(), busy_ticks(), children_cpu_s()
         srv, port = start_server(httpd, cfg, a, log)
         base = f"http://127.0.0.1:{port}"
-        gens = [subprocess.Popen(oha_cmd(a, oha, a.short_rate, a.short_conns,
-                                         f"{base}/short", short_csv),
-                                 stdout=subprocess.DEVNULL, stderr=log)]
+        gens = [subprocess.Popen(oha_cmd(a, oha, a.short_rate * f, -(-a.short_conns // k),
+                                         f"{base}/short", short_csvs[i]),
+                                 stdout=subprocess.DEVNULL, stderr=log)
+                for i, f in enumerate(stream_factors(k))]
         if long_rate > 0:
             gens.append(subprocess.Popen(oha_cmd(a, oha, long_rate, a.long_conns,
                                                  f"{base}/long", long_csv),
@@ -177,7 +193,12 @@ def run_point(a, httpd, oha, cfg, share, rep, outdir):
     with open(os.path.join(outdir, "raw", f"{tag}.log")) as f:
         stats = [ln.strip() for ln in f if " short=" in ln]
     end = a.duration
-    short, short_bad = read_csv(short_csv, a.warmup, end)
+    short, short_bad = [], 0
+    for path in short_csvs:
+        lat, bad = read_csv(path, a.warmup, end)
+        short += lat
+        short_bad += bad
+    short.sort()
     long_, long_bad = read_csv(long_csv, a.warmup, end) if long_rate > 0 else ([], 0)
     window = end - a.warmup
     ms = lambda v: None if v is None else v * 1000.0  # noqa: E731
@@ -349,7 +370,10 @@ def main():
     ap.add_argument("--budget-us", type=int, default=2000)
     ap.add_argument("--workers", type=int, default=1, help="Jiffy workers")
     ap.add_argument("--threads", type=int, default=8, help="the pool's threads")
-    ap.add_argument("--short-conns", type=int, default=32)
+    ap.add_argument("--short-conns", type=int, default=32, help="over all short streams")
+    ap.add_argument("--short-streams", type=int, default=4,
+                    help="short-request generators at once, their rates spread +-9 %% around "
+                         "an equal share of --short-rate (see stream_factors)")
     ap.add_argument("--long-conns", type=int, default=8)
     ap.add_argument("--server-cpus", default="1", help="taskset list for the server")
     ap.add_argument("--load-cpus", default="0", help="taskset list for the generators")
@@ -464,8 +488,8 @@ def main():
         if png:
             shutil.copy(png, os.path.join(ROOT, "docs", "img", "pfn-http.png"))
         shutil.copy(os.path.join(outdir, "summary.json"),
-                    os.path.join(ROOT, "docs", "data", f"pfn-http-{stamp[:10]}.json"))
-        print("published: docs/img/pfn-http.png, docs/data/pfn-http-%s.json" % stamp[:10])
+                    os.path.join(ROOT, "docs", "data", f"pfn-http-{stamp[:15]}.json"))
+        print("published: docs/img/pfn-http.png, docs/data/pfn-http-%s.json" % stamp[:15])
     print(f"http_hol: {time.monotonic() - t0:.0f} s, {retries} run(s) repeated for other load")
     bad = [p for p in points if p["bad"] or p["server_rc"] != 0 or any(p["generator_rc"])]
     if bad:
