@@ -108,7 +108,7 @@ demo-http: build
 	@echo "== oha, the open-loop HTTP load generator (crates registry; built once) =="
 	@OHA=$$(scripts/build-oha.sh) && PY=$$(scripts/venv.sh) && \
 		echo "== the head-of-line web-server sweep (experiments/http_hol.py, docs/pfn-http.md) ==" && \
-		$$PY experiments/http_hol.py --build $(BUILD) --oha $$OHA
+		$$PY experiments/http_hol.py --build $(BUILD) --oha $$OHA --max-other 1.1 --max-retries 12
 
 bench: build
 	@scripts/deps.sh bench

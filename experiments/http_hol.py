@@ -296,7 +296,7 @@ def plot(summary, configs, path, subtitle):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import FuncFormatter
     fig, axes = plt.subplots(2, 2, figsize=(11.5, 8.4))
     axes = axes.flatten()
     panels = [("short_p50_ms", "short requests (500 us): median latency (ms)", True),
@@ -322,7 +322,8 @@ def plot(summary, configs, path, subtitle):
             if logy:
                 ax.set_yscale("log")
                 ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-                ax.yaxis.set_minor_formatter(NullFormatter())
+                ax.yaxis.set_minor_formatter(FuncFormatter(
+                    lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
             else:
                 ax.set_ylim(bottom=0)
             ax.set_xticks(sorted({r["share"] for r in summary}))
