@@ -492,6 +492,13 @@ def main():
                     os.path.join(ROOT, "docs", "data", f"pfn-http-{stamp[:15]}.json"))
         print("published: docs/img/pfn-http.png, docs/data/pfn-http-%s.json" % stamp[:15])
     print(f"http_hol: {time.monotonic() - t0:.0f} s, {retries} run(s) repeated for other load")
+    if a.max_other is not None:
+        noisy = [p for p in points if p.get("other_cpus", 0.0) > a.max_other]
+        if noisy:
+            print(f"http_hol: WARNING: {len(noisy)} of {len(points)} runs had other processes "
+                  f"taking more than {a.max_other:g} CPUs even after {retries} re-runs: "
+                  f"this machine was busy, and those numbers say more about it than about the "
+                  f"servers (other_cpus in points.jsonl)", file=sys.stderr)
     bad = [p for p in points if p["bad"] or p["server_rc"] != 0 or any(p["generator_rc"])]
     if bad:
         print(f"http_hol: {len(bad)} run(s) had errors (non-200 answers, or a program that "
