@@ -6,6 +6,9 @@
 #   make demo      build the servers, the load generator and the peers, then the short
 #                  head-of-line-blocking sweep (experiments/configs/demo.toml): prints the
 #                  "highest load meeting the SLO" table and where the plots are
+#   make demo-http the head-of-line web server of preemptible functions (libinger Fig. 4,
+#                  docs/pfn-http.md): jiffy-httpd with budgets, without, and a pthread pool,
+#                  under oha (built once from the crates registry); ~5 min, a table and a plot
 #   make bench     the full benchmark table (Jiffy vs Boost.Fiber, Go, pthreads), the
 #                  idle-spin measurement, the preemption benchmarks and the wakeup-latency
 #                  benchmark per policy (schbench)
@@ -33,7 +36,7 @@ FUZZ_SECONDS ?= 300
 CMAKE   := cmake -G Ninja -DJIFFY_WERROR=ON
 
 .PHONY: docs calibrate all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
-	demo bench install clean fuzz fuzz-smoke model soak
+	demo demo-http bench install clean fuzz fuzz-smoke model soak
 
 all: build
 
@@ -100,6 +103,12 @@ demo: build
 		PY=$$(scripts/venv.sh) && \
 		echo "== the head-of-line-blocking sweep (experiments/configs/demo.toml) ==" && \
 		$$PY experiments/run.py demo --build $(BUILD) --load $$JIFFY_LOAD
+
+demo-http: build
+	@echo "== oha, the open-loop HTTP load generator (crates registry; built once) =="
+	@OHA=$$(scripts/build-oha.sh) && PY=$$(scripts/venv.sh) && \
+		echo "== the head-of-line web-server sweep (experiments/http_hol.py, docs/pfn-http.md) ==" && \
+		$$PY experiments/http_hol.py --build $(BUILD) --oha $$OHA --max-other 1.1 --max-retries 12
 
 bench: build
 	@scripts/deps.sh bench

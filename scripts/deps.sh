@@ -21,6 +21,8 @@ want_pkg libubsan1 /usr/lib/x86_64-linux-gnu/libubsan.so.1
 # apps/: jiffy-kv needs RocksDB's C API; its tests drive it with redis-cli and redis-benchmark.
 want_pkg librocksdb-dev /usr/include/rocksdb/c.h
 want_pkg redis-tools redis-cli
+# apps/httpd: jiffy-httpd parses HTTP with nodejs http-parser as Debian packages it.
+want_pkg libhttp-parser-dev /usr/include/http_parser.h
 # tools/probe-pass: the probe plugin is built against LLVM 14 and loaded into clang-14; its tests
 # use FileCheck (llvm-14-tools, which llvm-14-dev brings).
 want_pkg llvm-14-dev /usr/lib/llvm-14/lib/cmake/llvm/LLVMConfig.cmake

@@ -6,7 +6,8 @@ second per tool.
 
 Usage: test_cli.py TOOL PATH
   TOOL: a name in SPECS below (jiffy-kv, jiffy-synth, kv-bench, kv-pthread, synth-pthread,
-  jiffy-sim, jiffy-calibrate, preempt_bench, schbench, go-synth, tokio-synth); PATH: its binary.
+  jiffy-sim, jiffy-calibrate, preempt_bench, schbench, go-synth, tokio-synth, jiffy-httpd);
+  PATH: its binary.
 
 What it proves, for that program:
   - --help and -h: exit status 0, the usage text on stdout (naming the tool's flag and
@@ -54,6 +55,7 @@ SPECS = {
     "go-synth": ("--port", "7000", "x", "expected a port number from 0 to 65535", "unexpected"),
     "tokio-synth": ("--port", "7000", "65536", "expected a port number from 0 to 65535",
                     "unexpected"),
+    "jiffy-httpd": ("--mode", "pool", "x", "expected budget, nobudget or pool", "unexpected"),
 }
 SINGLE_DASH_ACCEPTED = {"go-synth", "tokio-synth"}
 
