@@ -179,7 +179,7 @@ static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
 	delay = ns_since(now, JF_VIEW_GET(next, state_ns));
 	jf_ut_set_state(next, UT_FROM(UT_RUNNABLE), UT_RUNNING);
 	next->on_cpu = 1;
-	next->worker = w;
+	__atomic_store_n(&next->worker, w, __ATOMIC_RELAXED); /* jf_cancel() reads it (pfn.c) */
 	jf_drv_run_start(&jf_rt->drv, w->id, &next->task, now);
 	w->cur = next;
 	jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, delay);

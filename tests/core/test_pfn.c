@@ -220,11 +220,12 @@ static void test_nesting(void)
 
 /* --- cancel: cleanup handlers, arena ---------------------------------------------------------- */
 
-static int order[8], norder;
+static int order[8];
+static atomic_int norder; /* two cancelled uthreads may note at once */
 
 static void note(void *arg)
 {
-	order[norder++] = (int)(intptr_t)arg;
+	order[atomic_fetch_add(&norder, 1)] = (int)(intptr_t)arg;
 }
 
 static void *cancel_inner(void *arg)
