@@ -6,6 +6,10 @@
 #   make demo      build the servers, the load generator and the peers, then the short
 #                  head-of-line-blocking sweep (experiments/configs/demo.toml): prints the
 #                  "highest load meeting the SLO" table and where the plots are
+#   make demo-bomb the decompression-bomb demo of preemptible functions (docs/pfn-bomb.md):
+#                  zlib under jf_pfn_launch() per mechanism, against pthread_cancel and fork+kill,
+#                  and zlib built with probes (scripts/zlib-probes.sh); prints the table, writes
+#                  docs/img/pfn_bomb.png (~2-3 min)
 #   make bench     the full benchmark table (Jiffy vs Boost.Fiber, Go, pthreads), the
 #                  idle-spin measurement, the preemption benchmarks and the wakeup-latency
 #                  benchmark per policy (schbench)
@@ -33,7 +37,7 @@ FUZZ_SECONDS ?= 300
 CMAKE   := cmake -G Ninja -DJIFFY_WERROR=ON
 
 .PHONY: docs calibrate all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
-	demo bench install clean fuzz fuzz-smoke model soak
+	demo demo-bomb bench install clean fuzz fuzz-smoke model soak
 
 all: build
 
@@ -100,6 +104,14 @@ demo: build
 		PY=$$(scripts/venv.sh) && \
 		echo "== the head-of-line-blocking sweep (experiments/configs/demo.toml) ==" && \
 		$$PY experiments/run.py demo --build $(BUILD) --load $$JIFFY_LOAD
+
+demo-bomb: build
+	@echo "== zlib from source, with and without Jiffy's probe pass (scripts/zlib-probes.sh) =="
+	@scripts/zlib-probes.sh $(BUILD) >/dev/null || \
+		echo "   (no pfn-bomb-probes: the probe variants are skipped)"
+	@PY=$$(scripts/venv.sh) && \
+		echo "== the decompression bomb (experiments/pfn_bomb.py) ==" && \
+		$$PY experiments/pfn_bomb.py --build $(BUILD)
 
 bench: build
 	@scripts/deps.sh bench

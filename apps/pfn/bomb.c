@@ -4,7 +4,7 @@
  * results; scripts/pfn-bomb.py runs it under every mechanism and plots (make demo-bomb).
  *
  * Owns: the measurement. Inputs are made here (zjob.c): a benign payload (web-server log lines,
- * ~4 MiB, compressed ~6:1) and a bomb (1 GiB of zeros in ~1 MiB). Then, in one process:
+ * ~2 MiB, compressed ~7:1) and a bomb (1 GiB of zeros in ~1 MiB). Then, in one process:
  *   --alternatives, before jf_run, in plain kernel threads: the decode in a pthread bounded by
  *     pthread_timedjoin_np() and stopped by pthread_cancel() with asynchronous cancellation
  *     (cleanup handler pushed; once more without one, to show what it leaves behind), and in a
@@ -50,7 +50,7 @@ static struct {
 } opt = {
 	.reps = 200,
 	.budget_ns = 10 * 1000 * 1000,
-	.benign_bytes = 4ull << 20,
+	.benign_bytes = 2ull << 20,
 	.bomb_mib = 1024,
 	.label = NULL,
 };
@@ -490,7 +490,7 @@ static void usage(FILE *f)
 		"  --reps N             samples per measurement (default 200)\n"
 		"  --budget-us US       the budget (default 10000, libinger's 10 ms); the bomb is also\n"
 		"                       run at a tenth and a hundredth of it\n"
-		"  --benign-bytes SIZE  the benign payload's decoded size (default 4M)\n"
+		"  --benign-bytes SIZE  the benign payload's decoded size (default 2M)\n"
 		"  --bomb-mib N         the bomb's decoded size in MiB (default 1024)\n"
 		"  --alternatives       also the pthread and fork alternatives (before jf_run)\n"
 		"  --full-bomb          also decode the bomb once to its end, unprotected\n"
