@@ -5,9 +5,10 @@
  * Proves, with no timing asserted:
  *   1. a bomb that never ends (its input repeats a deflate block forever) comes back from
  *      jf_pfn_launch() as JF_PFN_TIMEOUT, at budgets from 30 us to 2 ms, and again from each
- *      jf_pfn_resume(), having made progress in between; jf_pfn_cancel() then runs the cleanup
- *      handler exactly once, which frees zlib's state and the output: nothing the demo's
- *      allocator tracks is left, and LeakSanitizer (ASan build) finds nothing at exit;
+ *      jf_pfn_resume() (were a budget not enforced, a watchdog fails the test after 30 s);
+ *      jf_pfn_cancel() then runs the cleanup handler exactly once, which frees zlib's state and
+ *      the output: nothing the demo's allocator tracks is left, and LeakSanitizer (ASan build)
+ *      finds nothing at exit;
  *   2. the same with zlib's state in the launch's arena (jf_pfn_alloc), which cancel frees;
  *   3. a benign input decodes bit-exact however often it is stopped: budgets of 20-200 us, each
  *      timeout resumed alternately by the launching uthread and by other uthreads (on any worker);
@@ -22,6 +23,19 @@
 #include <jiffy/pfn.h>
 
 #include "zjob.h"
+
+/* A budget that is never enforced leaves the endless bomb running: fail with a message rather
+ * than at CTest's timeout. */
+static void watchdog(int sig)
+{
+	static const char msg[] = "test_pfn_bomb: still running after 30 s: a budget was not "
+				  "enforced (the endless bomb never came back)\n";
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to do */
+	}
+	_exit(1);
+}
 
 static unsigned char *endless, *benign, *benign_raw, *finite;
 static size_t endless_len, endless_cycle, benign_len, benign_raw_len, finite_len;
@@ -60,14 +74,14 @@ struct resumer {
 	jf_pfn_t *cont;
 	uint64_t budget;
 	int rc;
+	void *rv;
 };
 
 static void *resume_elsewhere(void *arg)
 {
 	struct resumer *r = arg;
-	void *rv;
 
-	r->rc = jf_pfn_resume(r->cont, r->budget, &rv);
+	r->rc = jf_pfn_resume(r->cont, r->budget, &r->rv);
 	return NULL;
 }
 
@@ -92,11 +106,12 @@ static unsigned benign_once(uint64_t budget, int cancel_at_first_timeout)
 			return timeouts;
 		}
 		if (timeouts & 1) {
-			struct resumer r = {cont, budget, -1};
+			struct resumer r = {cont, budget, -1, NULL};
 			jf_thread_t *t;
 			CHECK_EQ(jf_spawn(&t, NULL, resume_elsewhere, &r), 0);
 			CHECK_EQ(jf_join(t, NULL), 0);
 			rc = r.rc;
+			rv = r.rv;
 		} else {
 			rc = jf_pfn_resume(cont, budget, &rv);
 		}
@@ -144,6 +159,8 @@ int main(void)
 	struct jf_config cfg;
 	struct zjob j;
 
+	signal(SIGALRM, watchdog);
+	alarm(30);
 	CHECK_EQ(zjob_make_bomb(0, &endless, &endless_len, &endless_cycle), 0);
 	CHECK(endless_cycle > 0 && endless_cycle < endless_len);
 	CHECK_EQ(zjob_make_benign(JFT_SCALE(1u << 20, 256u << 10), &benign, &benign_len, &benign_raw,
