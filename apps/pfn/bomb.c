@@ -7,7 +7,8 @@
  * ~2 MiB, compressed ~7:1) and a bomb (1 GiB of zeros in ~1 MiB). Then, in one process:
  *   --alternatives, before jf_run, in plain kernel threads: the decode in a pthread bounded by
  *     pthread_timedjoin_np() and stopped by pthread_cancel() with asynchronous cancellation
- *     (cleanup handler pushed; once more without one, to show what it leaves behind), and in a
+ *     (cleanup handler pushed; once more without one, to show what it leaves behind, and once
+ *     with deferred cancellation, which inflate never reaches a point of), and in a
  *     child process bounded by sigtimedwait() and stopped by kill(SIGKILL) + waitpid();
  *   under jf_run (JIFFY_PREEMPT picks the mechanism): the benign decode called directly and
  *     under jf_pfn_launch(budget), interleaved; the bomb under jf_pfn_launch(budget), timed from
@@ -125,6 +126,13 @@ static void *pthread_decode(void *arg)
 	}
 	pthread_setcanceltype(old, NULL);
 	return j;
+}
+
+/* The same decode with the default (deferred) cancellation type and no cleanup handler. */
+static void *plain_decode(void *arg)
+{
+	zjob_decode(arg);
+	return arg;
 }
 
 static void abs_realtime(struct timespec *ts, uint64_t add_ns)
@@ -291,6 +299,32 @@ static void alternatives(void)
 				(long long)(zjob_live_bytes() - before));
 		zjob_release(&j);
 		cleanup_handlers = 1;
+	}
+	/* once with deferred cancellation (the default type): inflate has no cancellation point */
+	{
+		struct zjob j;
+		pthread_t t;
+		struct timespec dl;
+		void *rv;
+		uint64_t t0, t1;
+
+		zjob_init(&j, bomb, bomb_len, 0, ZJOB_PLAIN, 64u << 20);
+		abs_realtime(&dl, opt.budget_ns);
+		t0 = now_ns();
+		if (pthread_create(&t, NULL, plain_decode, &j) == 0) {
+			pthread_timedjoin_np(t, &rv, &dl);
+			pthread_cancel(t);
+			t1 = now_ns();
+			pthread_join(t, &rv);
+			printf("    deferred pthread_cancel (no async type): the bomb ran on %.2f s after "
+			       "the cancel, to its end (%llu bytes, %s)\n", (now_ns() - t1) / 1e9,
+			       (unsigned long long)j.total_out,
+			       rv == PTHREAD_CANCELED ? "then cancelled" : "not cancelled");
+			row("pthread-deferred", "bomb", opt.budget_ns, 0,
+			    rv == PTHREAD_CANCELED ? "timeout" : "done", now_ns() - t0, now_ns() - t1,
+			    j.total_out);
+		}
+		zjob_release(&j);
 	}
 	/* fork */
 	shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
