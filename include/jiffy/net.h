@@ -8,7 +8,8 @@
  * scheduling points (including preemptions) while a uthread waits on a descriptor, so a new
  * request is noticed behind preempted work (Aspen §3.1.4).
  *
- * Conventions, as in POSIX: on failure -1 (or NULL) is returned and errno is set; nothing here
+ * Conventions, as in POSIX: on failure -1 (or NULL) is returned and errno is set (ECANCELED once
+ * the calling uthread was cancelled: jf_cancel(), jiffy/pfn.h); nothing here
  * crashes on a bad descriptor or argument. @timeout_ns < 0 (JF_NO_TIMEOUT) waits forever, 0 never
  * waits (EAGAIN), > 0 waits at most that long (then ETIMEDOUT). Called outside a uthread (e.g.
  * before jf_run() or from a plain pthread) the calls still work, waiting in poll(2).

@@ -71,11 +71,13 @@ JF_API int jf_mutex_unlock(jf_mutex_t *m);
 /** jf_cond_init() - make @c a condition variable without waiters (what zeroes are). */
 JF_API void jf_cond_init(jf_cond_t *c);
 /** jf_cond_wait() - atomically release @m and wait for a signal, then re-acquire @m.
- * Return: 0; -EPERM if the caller does not hold @m. Spurious wakeups do not happen, but callers
+ * Return: 0; -EPERM if the caller does not hold @m; -ECANCELED if the caller was cancelled
+ * (jf_cancel(), jiffy/pfn.h; @m is held again). Spurious wakeups do not happen, but callers
  * should still re-check their predicate (another uthread may have consumed the state). */
 JF_API int jf_cond_wait(jf_cond_t *c, jf_mutex_t *m);
 /** jf_cond_timedwait() - like jf_cond_wait() until jf_now_ns() >= @deadline_ns.
- * Return: 0 if signalled, -ETIMEDOUT, -EPERM. @m is held again on every return but -EPERM. */
+ * Return: 0 if signalled, -ETIMEDOUT, -ECANCELED, -EPERM. @m is held again on every return but
+ * -EPERM. */
 JF_API int jf_cond_timedwait(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline_ns);
 /** jf_cond_signal() - wake the oldest waiter, if any. */
 JF_API void jf_cond_signal(jf_cond_t *c);
@@ -89,8 +91,9 @@ JF_API void jf_waitgroup_init(jf_waitgroup_t *wg);
 JF_API int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n);
 /** jf_waitgroup_done() - jf_waitgroup_add(wg, -1). */
 JF_API int jf_waitgroup_done(jf_waitgroup_t *wg);
-/** jf_waitgroup_wait() - block until the counter is 0. */
-JF_API void jf_waitgroup_wait(jf_waitgroup_t *wg);
+/** jf_waitgroup_wait() - block until the counter is 0. Return: 0; -ECANCELED if the caller was
+ * cancelled (jf_cancel(), jiffy/pfn.h) before it reached 0. */
+JF_API int jf_waitgroup_wait(jf_waitgroup_t *wg);
 
 #ifdef __cplusplus
 }

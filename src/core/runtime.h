@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <jiffy/jiffy.h>
 
@@ -35,6 +36,7 @@
 #include "../preempt/preempt.h"
 #include "../sched/driver.h"
 #include "context.h"
+#include "pfn.h"
 #include "probes.h"
 
 struct worker;
@@ -103,6 +105,14 @@ struct jf_thread {
 	const void *wait_obj;   /* blocked: the object it waits on (NULL for sleep) */
 	uint64_t state_ns;      /* jf_now_ns() when @vstate last changed */
 	uint64_t stall_ns;      /* when a stall was last reported for it (monitor.c) */
+
+	/* Preemptible functions and cancellation (pfn.c). */
+	struct jf_pfn *pfn;            /* the innermost one it runs (NULL: none) */
+	struct jf_cleanup *cleanup;    /* handlers pushed outside any preemptible function */
+	uint32_t cancel_req;           /* jf_cancel() was called (sticky) */
+	uint8_t cancel_mode;           /* enum jf_cancel_mode */
+	uint32_t cw_lock;              /* protects @cw against a canceller using it */
+	struct jf_cwait *cw;           /* blocked in a cancellable wait (timer.c) */
 
 	void *asan_fake_stack;
 	unsigned vg_stack_id; /* Valgrind's id for this stack (stack.c; 0 outside Valgrind) */
@@ -182,6 +192,14 @@ struct worker {
 	/* The running mechanism's own per-worker state, laid out by its file (posix_timer.c for
 	 * "timer" and "auto", uintr.c): JF_MECH_STATE() in src/preempt/preempt.h. */
 	_Alignas(8) unsigned char mech_state[JF_MECH_STATE_SIZE];
+
+	/* Budgets of preemptible functions (pfn.c): the running uthread's innermost deadline
+	 * (UINT64_MAX: none; deadline.c publishes it in the safepoint word too) and the worker's
+	 * own timer for code that reaches no safepoint, created at the first launch here. */
+	uint64_t pfn_due_ns;
+	uint64_t pfn_timer_at; /* when the timer fires (jf_now_ns() time; 0: not armed) */
+	timer_t pfn_timer;
+	bool pfn_timer_ok;
 
 	struct jf_worker_stats stats;
 	/* Written by this worker only, like @stats (jf_hist_add()); read by stats.c and monitor.c. */
@@ -454,6 +472,21 @@ void jf_worker_kick(struct worker *self, struct worker *k);
  */
 bool jf_block_timeout(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(void *arg),
 		      void *arg);
+/*
+ * jf_block_wait() - jf_block_timeout() that a jf_cancel() can end too (@deadline_ns UINT64_MAX:
+ * none). @on_timeout then takes the uthread off its queue (it runs on the canceller's side, or
+ * from a timer when the request was already pending). Return: 0 when woken the ordinary way,
+ * -ETIMEDOUT, -ECANCELED (then nothing blocked: the caller must not wait for its wakeup).
+ */
+int jf_block_wait(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(void *arg), void *arg);
+/* A cancellation of the calling uthread is pending and not disabled (blocking calls fail). */
+static inline bool jf_cancel_due(const struct jf_thread *t)
+{
+	return JF_UNLIKELY(__atomic_load_n(&t->cancel_req, __ATOMIC_RELAXED)) &&
+	       __atomic_load_n(&t->cancel_mode, __ATOMIC_RELAXED) != JF_CANCEL_DISABLE;
+}
+/* jf_cancel(): end @t's cancellable wait, if it is in one (timer.c). */
+void jf_cancel_wake(struct jf_thread *t);
 
 /* --- misc ---------------------------------------------------------------------------------- */
 

@@ -285,12 +285,13 @@ static size_t append(char *buf, size_t off, size_t cap, const char *s)
 }
 
 /* Async-signal-safe: only write(2) and local formatting. */
-static void report_overflow(struct worker *w, struct jf_thread *t, void *addr)
+static void report_overflow(struct worker *w, struct jf_thread *t, void *addr, bool in_pfn)
 {
 	char msg[320], num[24];
 	size_t n = 0, cap = sizeof(msg);
 
-	n = append(msg, n, cap, "jiffy: stack overflow in uthread '");
+	n = append(msg, n, cap, in_pfn ? "jiffy: stack overflow in a preemptible function of uthread '"
+				       : "jiffy: stack overflow in uthread '");
 	n = append(msg, n, cap, t->name[0] ? t->name : "(unnamed)");
 	n = append(msg, n, cap, "' (id ");
 	num[fmt_u64(num, t->task.id, 10)] = '\0';
@@ -329,9 +330,16 @@ static void fault_handler(int sig, siginfo_t *si, void *uc)
 	char *addr = si->si_addr;
 
 	if (t && addr >= t->map_base && addr < t->map_base + t->guard_size) {
-		report_overflow(w, t, addr);
+		report_overflow(w, t, addr, false);
 		signal(SIGABRT, SIG_DFL);
 		abort();
+	}
+	for (struct jf_pfn *p = t ? t->pfn : NULL; p; p = p->parent) {
+		if (addr >= p->stk->map_base && addr < p->stk->map_base + p->stk->guard_size) {
+			report_overflow(w, t, addr, true); /* a preemptible function's stack */
+			signal(SIGABRT, SIG_DFL);
+			abort();
+		}
 	}
 	chain(sig == SIGSEGV ? &old_segv : &old_bus, sig, si, uc);
 }

@@ -14,21 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fiber.h"
 #include "runtime.h"
 #include "../net/netpoll.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/common_interface_defs.h>
-#define JF_ASAN 1
-#else
-#define JF_ASAN 0
-#endif
-#if defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
-#define JF_TSAN 1
-#else
-#define JF_TSAN 0
-#endif
 
 __thread struct worker *jf_tls_worker __attribute__((tls_model("initial-exec")));
 
@@ -101,35 +89,6 @@ void jf_errno_check(void)
 
 /* --- sanitizer fiber annotations ------------------------------------------------------------ */
 
-static inline void asan_enter(void **fake_save, const void *bottom, size_t size)
-{
-#if JF_ASAN
-	__sanitizer_start_switch_fiber(fake_save, bottom, size);
-#else
-	(void)fake_save, (void)bottom, (void)size;
-#endif
-}
-
-static inline void asan_entered(void *fake)
-{
-#if JF_ASAN
-	__sanitizer_finish_switch_fiber(fake, NULL, NULL);
-#else
-	(void)fake;
-#endif
-}
-
-static inline void asan_enter_thread(void **fake_save, struct jf_thread *t)
-{
-	char *lo = t->map_base + t->guard_size;
-	asan_enter(fake_save, lo, (size_t)((char *)t - lo));
-}
-
-static inline void asan_enter_sched(void **fake_save, struct worker *w)
-{
-	asan_enter(fake_save, w->pthread_stack_lo, w->pthread_stack_size);
-}
-
 /*
  * ThreadSanitizer: every uthread is a TSan fiber, and so is each worker's scheduler loop. A
  * switch synchronizes the two contexts (it is a handoff), which is what the runtime guarantees.
@@ -159,15 +118,6 @@ void jf_tsan_worker_started(struct worker *w)
 	w->tsan_fiber = __tsan_get_current_fiber();
 #else
 	w->tsan_fiber = NULL;
-#endif
-}
-
-static inline void tsan_enter(void *fiber)
-{
-#if JF_TSAN
-	__tsan_switch_to_fiber(fiber, 0);
-#else
-	(void)fiber;
 #endif
 }
 
@@ -238,6 +188,11 @@ static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
 	STAT_INC(w, switches);
 	WORKER_INC(w, picks);
 	JF_PROBE3(switch, next->task.id, w->id, delay);
+	/* A budget of a preemptible function it runs (pfn.c) is this worker's to enforce now. */
+	if (JF_UNLIKELY(next->pfn != NULL))
+		__atomic_store_n(&w->pfn_due_ns, next->pfn->deadline, __ATOMIC_RELAXED);
+	else if (JF_UNLIKELY(w->pfn_due_ns != UINT64_MAX))
+		__atomic_store_n(&w->pfn_due_ns, UINT64_MAX, __ATOMIC_RELAXED);
 	if (jf_rt->preempting) {
 		preempt_new_run(w, now);
 	} else {
@@ -245,6 +200,8 @@ static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
 		__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
 	}
+	if (JF_UNLIKELY(next->pfn != NULL || __atomic_load_n(&next->cancel_req, __ATOMIC_RELAXED)))
+		jf_pfn_on_run(w, next, now);
 	return now;
 }
 
@@ -372,7 +329,7 @@ static void enter_from_loop(struct worker *w, struct jf_thread *t)
 	void *fake = NULL;
 
 	asan_enter_thread(&fake, t);
-	tsan_enter(t->tsan_fiber);
+	tsan_enter_thread(t);
 	jf_ctx_switch(&w->sched_ctx, &t->ctx, &w->sched_on_cpu);
 	asan_entered(fake);
 }
@@ -439,7 +396,7 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		leave_run(w, cur, now, enq != NULL);
 		asan_enter_thread(&fake, next);
 		jf_tsan_release(&cur->on_cpu);
-		tsan_enter(next->tsan_fiber);
+		tsan_enter_thread(next);
 		jf_ctx_switch(&cur->ctx, &next->ctx, &cur->on_cpu);
 	} else {
 		leave_run(w, cur, jf_now_ns(), enq != NULL);
@@ -551,7 +508,7 @@ __attribute__((noreturn)) static void exit_switch(struct jf_thread *cur, struct 
 		leave_run(w, cur, prepare_run(w, next), false);
 		asan_enter_thread(NULL, next);
 		jf_tsan_release(&cur->on_cpu);
-		tsan_enter(next->tsan_fiber);
+		tsan_enter_thread(next);
 		jf_ctx_switch(&cur->ctx, &next->ctx, &cur->on_cpu);
 	} else {
 		leave_run(w, cur, jf_now_ns(), false);
@@ -793,6 +750,12 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 	t->wait_obj = NULL;
 	t->state_ns = 0;
 	t->stall_ns = 0;
+	t->pfn = NULL;
+	t->cleanup = NULL;
+	t->cancel_req = 0;
+	t->cancel_mode = JF_CANCEL_DEFERRED;
+	t->cw_lock = 0;
+	t->cw = NULL;
 	t->name[0] = '\0';
 	if (attr && attr->name) {
 		strncpy(t->name, attr->name, sizeof(t->name) - 1);
@@ -889,12 +852,35 @@ _Noreturn void jf_exit(void *retval)
 	cur = jf_current();
 	if (!cur)
 		jf_die("jf_exit() called outside a uthread");
-	uthread_exit(cur, retval);
+	jf_pfn_before_exit(cur, retval); /* its preemptible functions, its cleanup handlers */
+	uthread_exit(jf_current(), retval);
 }
 
-static int jf_join_in_runtime(jf_thread_t *t, void **retval)
+struct join_wait {
+	struct jf_thread *t, *joiner;
+};
+
+/* The joiner's wait ends early (timeout, jf_cancel()): stop being @t's joiner, unless @t exited
+ * first (then its exit wakes the joiner, as usual). */
+static bool join_wait_over(void *arg)
+{
+	struct join_wait *jw = arg;
+	bool removed = false;
+
+	jf_spin_lock(&jw->t->jlock);
+	if (jw->t->joiner == jw->joiner &&
+	    __atomic_load_n(&jw->t->state, __ATOMIC_RELAXED) != UT_EXITED) {
+		jw->t->joiner = NULL;
+		removed = true;
+	}
+	jf_spin_unlock(&jw->t->jlock);
+	return removed;
+}
+
+static int jf_join_in_runtime(jf_thread_t *t, void **retval, uint64_t deadline)
 {
 	struct jf_thread *cur = jf_current();
+	struct join_wait jw = {t, cur};
 
 	if (!cur)
 		return -EPERM;
@@ -908,9 +894,16 @@ static int jf_join_in_runtime(jf_thread_t *t, void **retval)
 		return -EINVAL;
 	}
 	if (__atomic_load_n(&t->state, __ATOMIC_RELAXED) != UT_EXITED) {
+		int r = jf_cancel_due(cur) ? -ECANCELED : deadline <= jf_now_ns() ? -ETIMEDOUT : 0;
+		if (r) {
+			jf_spin_unlock(&t->jlock);
+			return r; /* @t stays joinable */
+		}
 		t->joiner = cur;
 		jf_wait_note(cur, "join", t);
-		jf_sched_block(&t->jlock); /* woken by uthread_exit */
+		r = jf_block_wait(&t->jlock, deadline, join_wait_over, &jw); /* woken by uthread_exit */
+		if (r)
+			return r;
 	} else {
 		jf_spin_unlock(&t->jlock);
 	}
@@ -1021,7 +1014,19 @@ int jf_join(jf_thread_t *t, void **retval)
 	int r;
 
 	JF_RUNTIME_ENTER();
-	r = jf_join_in_runtime(t, retval);
+	r = jf_join_in_runtime(t, retval, UINT64_MAX);
+	JF_RUNTIME_LEAVE();
+	return r;
+}
+
+int jf_join_timeout(jf_thread_t *t, void **retval, uint64_t timeout_ns)
+{
+	uint64_t now = jf_now_ns();
+	int r;
+
+	JF_RUNTIME_ENTER();
+	r = jf_join_in_runtime(t, retval,
+			       timeout_ns >= UINT64_MAX - now ? UINT64_MAX - 1 : now + timeout_ns);
 	JF_RUNTIME_LEAVE();
 	return r;
 }

@@ -200,49 +200,100 @@ unsigned jf_timers_run(struct worker *owner, uint64_t now)
 	return fired;
 }
 
-/* --- blocking with a deadline ---------------------------------------------------------------- */
+/* --- blocking with a deadline, or until cancelled ------------------------------------------- */
 
-struct timeout_wait {
+/*
+ * struct jf_cwait - one blocked uthread's wait (jf_block_wait): on its stack, found by a
+ * canceller through jf_thread.cw. The timer and the canceller may both try to end the wait:
+ * @claimed lets one of them call @on_timeout, exactly once. The blocked uthread clears cw under
+ * cw_lock after it woke, so a canceller that found it finishes with it first.
+ */
+struct jf_cwait {
 	struct jf_timer timer; /* first: timeout_fire() converts back */
 	struct jf_thread *t;
 	bool (*on_timeout)(void *arg);
 	void *arg;
 	uint64_t deadline;
-	bool fired;
+	uint32_t claimed;
+	bool armed;
+	bool cancel_first; /* a cancellation was pending when it blocked: the timer ends it at once */
+	int result;        /* 0, -ETIMEDOUT, -ECANCELED */
 };
 
-static void timeout_fire(struct jf_timer *tm)
+/* End @cw's wait with @result unless someone did: take it off its queue, wake it. */
+static void cwait_end(struct jf_cwait *cw, int result)
 {
-	struct timeout_wait *tw = (struct timeout_wait *)(void *)tm;
-	if (tw->on_timeout(tw->arg)) {
-		tw->fired = true;
-		jf_sched_wake(tw->t);
+	if (__atomic_exchange_n(&cw->claimed, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (cw->on_timeout(cw->arg)) {
+		cw->result = result;
+		jf_sched_wake(cw->t);
 	}
 }
 
-/* Armed once the policy knows the uthread blocked (jf_sched_block_then): the timer may fire at
- * once on an idle worker, and its wake-up must not race with the policy's blocked(). */
-static void arm_timeout(void *arg)
+static void timeout_fire(struct jf_timer *tm)
 {
-	struct timeout_wait *tw = arg;
-	jf_timer_arm(tw->t->worker, &tw->timer, tw->deadline, timeout_fire);
+	struct jf_cwait *cw = (struct jf_cwait *)(void *)tm;
+	cwait_end(cw, cw->cancel_first ? -ECANCELED : -ETIMEDOUT);
+}
+
+/*
+ * Run once the policy knows the uthread blocked (jf_sched_block_then), with the queue's lock
+ * still held: the timer may fire at once on an idle worker, and its wake-up must not race with
+ * the policy's blocked(). A cancellation already pending cannot take the uthread off its queue
+ * here (that needs the lock held now): a timer due at once does it, once the lock is free.
+ */
+static void arm_wait(void *arg)
+{
+	struct jf_cwait *cw = arg;
+	uint64_t deadline = cw->deadline;
+
+	__atomic_store_n(&cw->t->cw, cw, __ATOMIC_SEQ_CST); /* pairs with jf_cancel_wake() */
+	if (jf_cancel_due(cw->t)) {
+		cw->cancel_first = true;
+		deadline = 0;
+	}
+	if (deadline != UINT64_MAX) {
+		cw->armed = true;
+		jf_timer_arm(cw->t->worker, &cw->timer, deadline, timeout_fire);
+	}
+}
+
+int jf_block_wait(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(void *arg), void *arg)
+{
+	struct jf_thread *cur = jf_current();
+	struct jf_cwait cw = {
+		.t = cur,
+		.on_timeout = on_timeout,
+		.arg = arg,
+		.deadline = deadline_ns,
+	};
+
+	jf_sched_block_then(unlock, arm_wait, &cw);
+	if (cw.armed)
+		jf_timer_cancel(&cw.timer); /* also waits for a callback still finishing */
+	jf_spin_lock(&cur->cw_lock); /* a canceller still using @cw finishes first */
+	__atomic_store_n(&cur->cw, NULL, __ATOMIC_RELAXED);
+	jf_spin_unlock(&cur->cw_lock);
+	return cw.result;
+}
+
+void jf_cancel_wake(struct jf_thread *t)
+{
+	struct jf_cwait *cw;
+
+	jf_smp_mb(); /* the request before the look at t->cw: pairs with arm_wait() */
+	jf_spin_lock(&t->cw_lock);
+	cw = __atomic_load_n(&t->cw, __ATOMIC_ACQUIRE);
+	if (cw && __atomic_load_n(&t->cancel_mode, __ATOMIC_RELAXED) != JF_CANCEL_DISABLE)
+		cwait_end(cw, -ECANCELED);
+	jf_spin_unlock(&t->cw_lock);
 }
 
 bool jf_block_timeout(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(void *arg),
 		      void *arg)
 {
-	struct jf_thread *cur = jf_current();
-	struct timeout_wait tw = {
-		.t = cur,
-		.on_timeout = on_timeout,
-		.arg = arg,
-		.deadline = deadline_ns,
-		.fired = false,
-	};
-
-	jf_sched_block_then(unlock, arm_timeout, &tw);
-	jf_timer_cancel(&tw.timer); /* also waits for a callback still finishing */
-	return tw.fired;
+	return jf_block_wait(unlock, deadline_ns, on_timeout, arg) != 0;
 }
 
 static bool sleep_over(void *arg)
@@ -259,9 +310,10 @@ static int jf_sleep_until_in_runtime(uint64_t deadline_ns)
 		return -EPERM;
 	if (jf_now_ns() >= deadline_ns)
 		return 0;
+	if (jf_cancel_due(cur))
+		return -ECANCELED;
 	jf_wait_note(cur, "sleep", NULL);
-	jf_block_timeout(NULL, deadline_ns, sleep_over, NULL);
-	return 0;
+	return jf_block_wait(NULL, deadline_ns, sleep_over, NULL) == -ECANCELED ? -ECANCELED : 0;
 }
 
 int jf_sleep_ns(uint64_t ns)

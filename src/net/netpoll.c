@@ -551,6 +551,10 @@ static int pd_wait(int fd, struct pdesc *pd, int dir, uint32_t seq, uint64_t dea
 
 	JF_RUNTIME_ENTER();
 	nw.t = jf_current();
+	if (jf_cancel_due(nw.t)) {
+		JF_RUNTIME_LEAVE();
+		return -ECANCELED;
+	}
 	jf_spin_lock(&pd->lock);
 	if (!pd->registered) {
 		result = -EBADF;
@@ -567,10 +571,9 @@ static int pd_wait(int fd, struct pdesc *pd, int dir, uint32_t seq, uint64_t dea
 		if (!__atomic_load_n(&jf__net_poller_parked, __ATOMIC_RELAXED))
 			jf_kick_parked_worker(nw.t->worker);
 		jf_wait_note(nw.t, dir ? "netpoll-write" : "netpoll-read", pd);
-		if (deadline == UINT64_MAX)
-			jf_sched_block(&pd->lock);
-		else
-			jf_block_timeout(&pd->lock, deadline, waiter_timeout, &nw);
+		/* A jf_cancel() ends the wait through waiter_timeout() too: -ECANCELED. */
+		if (jf_block_wait(&pd->lock, deadline, waiter_timeout, &nw) == -ECANCELED)
+			nw.result = -ECANCELED;
 		JF_RUNTIME_LEAVE();
 		return nw.result;
 	}

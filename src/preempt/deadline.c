@@ -94,17 +94,22 @@ uint64_t jf_deadline_arm(struct worker *w, uint64_t now, bool publish,
 {
 	struct runtime *rt = jf_rt;
 	uint64_t when = jf_deadline_due_ns(rt, w);
+	/* The word also stops a preemptible function whose budget is out (pfn.c); the due time
+	 * returned (auto's timer) does not include it: pfn.c's own timer is that backstop. */
+	uint64_t pfn = __atomic_load_n(&w->pfn_due_ns, __ATOMIC_RELAXED);
 
-	if (when != UINT64_MAX) {
+	if (when != UINT64_MAX || pfn != UINT64_MAX) {
 		if (publish) {
-			__atomic_store_n(&w->ptls->poll, tsc_at(when, now), __ATOMIC_RELAXED);
+			__atomic_store_n(&w->ptls->poll, tsc_at(when < pfn ? when : pfn, now),
+					 __ATOMIC_RELAXED);
 			/* compiler probes: read the TSC at the next one */
 			__atomic_store_n(&w->ptls->probe_left, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&w->ptls->probe_tsc, 0, __ATOMIC_RELAXED);
 		}
-		return when;
+		if (when != UINT64_MAX)
+			return when;
 	}
-	if (publish)
+	if (publish && pfn == UINT64_MAX)
 		__atomic_store_n(&w->ptls->poll, 0, __ATOMIC_RELAXED);
 	if (disarm)
 		disarm(w, now);

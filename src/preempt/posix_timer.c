@@ -54,17 +54,41 @@ static int ptimer_available(char *why, size_t len)
 	return 0; /* timer_create with SIGEV_THREAD_ID exists on every Linux we build for */
 }
 
-int jf_ptimer_worker_start(struct worker *w)
+int jf_thread_timer_create(pid_t tid, int signo, void *tag, timer_t *out)
 {
 	struct sigevent sev;
-	timer_t t;
 
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = jf_rt->cfg.preempt_signal;
-	sev._sigev_un._tid = w->tid;
-	if (timer_create(CLOCK_MONOTONIC, &sev, &t) != 0)
-		return -errno;
+	sev.sigev_signo = signo;
+	sev.sigev_value.sival_ptr = tag;
+	sev._sigev_un._tid = tid;
+	return timer_create(CLOCK_MONOTONIC, &sev, out) != 0 ? -errno : 0;
+}
+
+uint64_t jf_thread_timer_set(timer_t timer, uint64_t delay_ns)
+{
+	struct itimerspec its;
+	int saved = errno;
+
+	if (delay_ns && delay_ns < JF_PTIMER_MIN_DELAY_NS)
+		delay_ns = JF_PTIMER_MIN_DELAY_NS;
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(delay_ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(delay_ns % 1000000000u);
+	if (timer_settime(timer, 0, &its, NULL) != 0)
+		delay_ns = 0;
+	errno = saved;
+	return delay_ns;
+}
+
+int jf_ptimer_worker_start(struct worker *w)
+{
+	timer_t t;
+	int rc = jf_thread_timer_create(w->tid, jf_rt->cfg.preempt_signal, NULL, &t);
+
+	if (rc)
+		return rc;
 	ptw(w)->timer = t;
 	ptw(w)->present = true;
 	return 0;
@@ -79,18 +103,7 @@ void jf_ptimer_worker_stop(struct worker *w)
 
 uint64_t jf_ptimer_set(struct worker *w, uint64_t delay_ns)
 {
-	struct itimerspec its;
-	int saved = errno;
-
-	if (delay_ns && delay_ns < JF_PTIMER_MIN_DELAY_NS)
-		delay_ns = JF_PTIMER_MIN_DELAY_NS;
-	memset(&its, 0, sizeof(its));
-	its.it_value.tv_sec = (time_t)(delay_ns / 1000000000u);
-	its.it_value.tv_nsec = (long)(delay_ns % 1000000000u);
-	if (timer_settime(ptw(w)->timer, 0, &its, NULL) != 0)
-		delay_ns = 0;
-	errno = saved;
-	return delay_ns;
+	return jf_thread_timer_set(ptw(w)->timer, delay_ns);
 }
 
 /* Arm @w's timer to fire in @delay_ns, unless it is armed already. Any thread may call this. */

@@ -251,6 +251,12 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 	uint64_t now = jf_now_ns(), seq;
 	bool quantum, decided;
 
+	/* A preemptible function's budget, or an asynchronous cancellation (pfn.c) */
+	if (JF_UNLIKELY(cur->pfn != NULL || __atomic_load_n(&cur->cancel_req, __ATOMIC_RELAXED)) &&
+	    jf_pfn_on_request(w, cur, pc, now))
+		return true;
+	if (!rt->preempting)
+		return false; /* "none": only budgets stop anything */
 	if (pc && jf_preempt_pc_denied(pc)) {
 		STAT_INC(w, preempt_deferred);
 		if (rt->mech->retry)
@@ -474,8 +480,15 @@ static void preempt_signal(int sig, siginfo_t *si, void *ucv)
 		return;
 	}
 	STAT_INC(w, preempt_requests);
+	/*
+	 * The mechanism's own state, for every signal of ours, a budget timer's (pfn.c) or a
+	 * cancellation's too: a standard signal is pending once, so a timer that fires while another
+	 * source's signal is pending is merged into that one delivery, and "timer" would keep its
+	 * timer counted as armed forever. (A merged budget signal is noticed: pfn.c compares times.)
+	 */
+	jf_pfn_signal(w, si);
 	if (jf_rt->mech->on_signal)
-		jf_rt->mech->on_signal(w, si); /* the mechanism's own state */
+		jf_rt->mech->on_signal(w, si);
 	__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED); /* hybrid: the flag is answered */
 	if (jf_preempt_request(uc)) {
 		/* Resumed, perhaps on another worker: make the frame describe this kernel thread. */
@@ -497,6 +510,34 @@ static void preempt_signal(int sig, siginfo_t *si, void *ucv)
 
 /* --- lifecycle -------------------------------------------------------------------------------- */
 
+static int install_handler(struct runtime *rt)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = preempt_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART; /* blocked while deciding: see above */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(rt->cfg.preempt_signal, &sa, &old_action) != 0)
+		return -errno;
+	__atomic_store_n(&rt->psig_installed, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int jf_preempt_signal_ensure(struct runtime *rt)
+{
+	static uint32_t lock;
+	int rc = 0;
+
+	if (__atomic_load_n(&rt->psig_installed, __ATOMIC_ACQUIRE))
+		return 0;
+	jf_spin_lock(&lock);
+	if (!rt->psig_installed)
+		rc = install_handler(rt);
+	jf_spin_unlock(&lock);
+	return rc;
+}
+
 int jf_preempt_setup(struct runtime *rt, char *err, size_t errlen)
 {
 	const struct jf_preempt_mech *m = jf_preempt_mech_find(rt->cfg.preempt);
@@ -517,23 +558,13 @@ int jf_preempt_setup(struct runtime *rt, char *err, size_t errlen)
 		rt->cfg.grace_ns = m->grace_ns;
 	our_pid = getpid();
 	nr_denied = 0;
-	if (rt->preempting)
-		dl_iterate_phdr(collect_denied, NULL);
-	if (m->uses_signal) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = preempt_signal;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART; /* blocked while deciding: see above */
-		sigemptyset(&sa.sa_mask);
-		sigemptyset(&rt->psig_set);
-		sigaddset(&rt->psig_set, rt->cfg.preempt_signal);
-		if (sigaction(rt->cfg.preempt_signal, &sa, &old_action) != 0) {
-			rc = -errno;
-			snprintf(err, errlen, "sigaction(%d): %s", rt->cfg.preempt_signal,
-				 strerror(errno));
-			return rc;
-		}
-		rt->psig_installed = true;
+	/* every mechanism, "none" too: a preemptible function's budget stops code (pfn.c) */
+	dl_iterate_phdr(collect_denied, NULL);
+	sigemptyset(&rt->psig_set);
+	sigaddset(&rt->psig_set, rt->cfg.preempt_signal);
+	if (m->uses_signal && (rc = install_handler(rt)) != 0) {
+		snprintf(err, errlen, "sigaction(%d): %s", rt->cfg.preempt_signal, strerror(-rc));
+		return rc;
 	}
 	if (m->init && (rc = m->init(rt)) != 0) {
 		snprintf(err, errlen, "preempt '%s': initialisation failed: %s", m->name,
@@ -562,11 +593,10 @@ int jf_preempt_worker_start(struct worker *w)
 	w->tid = gettid();
 	w->ptls = jf_ptls();
 	jf_pcount_set(1); /* the scheduler loop is runtime code */
-	if (rt->mech->uses_signal) {
-		sigemptyset(&unblock);
-		sigaddset(&unblock, rt->cfg.preempt_signal);
-		pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
-	}
+	/* Open under every mechanism: a preemptible function's budget timer may send it (pfn.c). */
+	sigemptyset(&unblock);
+	sigaddset(&unblock, rt->cfg.preempt_signal);
+	pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
 	pthread_sigmask(SIG_SETMASK, NULL, &w->sigmask);
 	return rt->mech->worker_start ? rt->mech->worker_start(w) : 0;
 }
@@ -576,5 +606,6 @@ void jf_preempt_worker_stop(struct worker *w)
 	struct runtime *rt = jf_rt;
 	if (rt->mech->worker_stop)
 		rt->mech->worker_stop(w);
+	jf_pfn_worker_stop(w);
 	jf_pcount_set(0);
 }

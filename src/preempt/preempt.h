@@ -18,6 +18,8 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include <jiffy/preempt.h>
 
@@ -150,6 +152,9 @@ uint64_t jf_preempt_retry_delay(struct worker *w, uint64_t quantum_ns);
 
 /* Is @pc in code that must never be interrupted (libc, ld.so, libstdc++, ...)? */
 bool jf_preempt_pc_denied(uintptr_t pc);
+/* Install the preemption signal's handler if the mechanism did not (a budget needs it: pfn.c).
+ * Return: 0 or -errno. */
+int jf_preempt_signal_ensure(struct runtime *rt);
 
 /*
  * The per-worker POSIX timer of "timer", shared with "auto" (posix_timer.c): created at worker
@@ -159,6 +164,10 @@ bool jf_preempt_pc_denied(uintptr_t pc);
  * thread may call it. Return: the delay armed, 0 when disarmed or timer_settime() failed.
  */
 #define JF_PTIMER_MIN_DELAY_NS 5000u
+/* The timer itself, for any thread @tid (pfn.c's budget timer too): it sends @signo with @tag as
+ * si_value. jf_thread_timer_set() as jf_ptimer_set() for @timer. Return: 0 or -errno. */
+int jf_thread_timer_create(pid_t tid, int signo, void *tag, timer_t *out);
+uint64_t jf_thread_timer_set(timer_t timer, uint64_t delay_ns);
 int jf_ptimer_worker_start(struct worker *w);
 void jf_ptimer_worker_stop(struct worker *w);
 uint64_t jf_ptimer_set(struct worker *w, uint64_t delay_ns);

@@ -35,22 +35,22 @@ static int cond_wait_common(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline, bool
 {
 	struct jf_thread *cur = sync_current("jf_cond_wait");
 	struct cond_timeout ct = {c, cur};
-	bool timed_out = false;
+	int r;
 
 	if (m->owner != cur)
 		return -EPERM;
+	if (jf_cancel_due(cur))
+		return -ECANCELED;
 	if (timed && jf_now_ns() >= deadline)
 		return -ETIMEDOUT;
 	jf_spin_lock(&c->lock);
 	waitq_push(&c->waiters, &c->lock, cur);
 	jf_wait_note(cur, "cond", c);
 	jf_mutex_unlock(m);
-	if (timed)
-		timed_out = jf_block_timeout(&c->lock, deadline, cond_timeout_fired, &ct);
-	else
-		jf_sched_block(&c->lock);
+	/* cond_timeout_fired() also takes it off the queue for a jf_cancel(): -ECANCELED */
+	r = jf_block_wait(&c->lock, timed ? deadline : UINT64_MAX, cond_timeout_fired, &ct);
 	jf_mutex_lock(m);
-	return timed_out ? -ETIMEDOUT : 0;
+	return r;
 }
 
 static int jf_cond_wait_in_runtime(jf_cond_t *c, jf_mutex_t *m)

@@ -51,18 +51,38 @@ int jf_waitgroup_done(jf_waitgroup_t *wg)
 	return jf_waitgroup_add(wg, -1);
 }
 
-static void jf_waitgroup_wait_in_runtime(jf_waitgroup_t *wg)
+struct wg_wait {
+	jf_waitgroup_t *wg;
+	struct jf_thread *t;
+};
+
+/* A jf_cancel() of the waiter: off the queue unless the count reached 0 first. */
+static bool wg_wait_cancelled(void *arg)
+{
+	struct wg_wait *ww = arg;
+	bool removed;
+
+	jf_spin_lock(&ww->wg->lock);
+	removed = waitq_remove(&ww->wg->waiters, &ww->wg->lock, ww->t);
+	jf_spin_unlock(&ww->wg->lock);
+	return removed;
+}
+
+static int jf_waitgroup_wait_in_runtime(jf_waitgroup_t *wg)
 {
 	struct jf_thread *cur = sync_current("jf_waitgroup_wait");
+	struct wg_wait ww = {wg, cur};
 
+	if (jf_cancel_due(cur))
+		return -ECANCELED;
 	jf_spin_lock(&wg->lock);
 	if (wg->count == 0) {
 		jf_spin_unlock(&wg->lock);
-		return;
+		return 0;
 	}
 	waitq_push(&wg->waiters, &wg->lock, cur);
 	jf_wait_note(cur, "waitgroup", wg);
-	jf_sched_block(&wg->lock);
+	return jf_block_wait(&wg->lock, UINT64_MAX, wg_wait_cancelled, &ww);
 }
 
 int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n)
@@ -75,9 +95,12 @@ int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n)
 	return r;
 }
 
-void jf_waitgroup_wait(jf_waitgroup_t *wg)
+int jf_waitgroup_wait(jf_waitgroup_t *wg)
 {
+	int r;
+
 	JF_RUNTIME_ENTER();
-	jf_waitgroup_wait_in_runtime(wg);
+	r = jf_waitgroup_wait_in_runtime(wg);
 	JF_RUNTIME_LEAVE();
+	return r;
 }
