@@ -406,7 +406,7 @@ static void bomb_launch(uint64_t budget, unsigned n, int arena, const char *meth
 		t2 = now_ns();
 		rc = jf_pfn_cancel(cont);
 		ca[nt] = now_ns() - t2;
-		if (rc != 0 || j.cleanups != 1) {
+		if (rc != 0 || j.cleanups > 1 || (j.pushed && j.cleanups != 1) || j.out) {
 			fprintf(stderr, "%s: cancel: %d, cleanup ran %d times\n", prog, rc, j.cleanups);
 			failed = 1;
 		}

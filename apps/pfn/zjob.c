@@ -194,6 +194,7 @@ void *zjob_decode_pfn(void *arg)
 	struct zjob *j = arg;
 
 	jf_cleanup_push(&j->cleanup, zjob_cleanup, j);
+	j->pushed = 1;
 	zjob_decode(j);
 	jf_cleanup_pop(&j->cleanup, 0);
 	return j;

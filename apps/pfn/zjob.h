@@ -54,6 +54,7 @@ struct zjob {
 	int zs_live;
 	void *allocs[ZJOB_MAX_ALLOCS];
 	size_t alloc_sizes[ZJOB_MAX_ALLOCS];
+	int pushed;   /* zjob_decode_pfn pushed its handler (a stop may come before it does) */
 	int cleanups; /* times zjob_cleanup ran */
 	struct jf_cleanup cleanup;
 };

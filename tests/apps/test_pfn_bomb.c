@@ -6,9 +6,9 @@
  *   1. a bomb that never ends (its input repeats a deflate block forever) comes back from
  *      jf_pfn_launch() as JF_PFN_TIMEOUT, at budgets from 30 us to 2 ms, and again from each
  *      jf_pfn_resume() (were a budget not enforced, a watchdog fails the test after 30 s);
- *      jf_pfn_cancel() then runs the cleanup handler exactly once, which frees zlib's state and
- *      the output: nothing the demo's allocator tracks is left, and LeakSanitizer (ASan build)
- *      finds nothing at exit;
+ *      jf_pfn_cancel() then runs the cleanup handler exactly once (if the function got as far as
+ *      pushing it), which frees zlib's state and the output: nothing the demo's allocator
+ *      tracks is left, and LeakSanitizer (ASan build) finds nothing at exit;
  *   2. the same with zlib's state in the launch's arena (jf_pfn_alloc), which cancel frees;
  *   3. a benign input decodes bit-exact however often it is stopped: budgets of 20-200 us, each
  *      timeout resumed alternately by the launching uthread and by other uthreads (on any worker);
@@ -37,6 +37,8 @@ static void watchdog(int sig)
 	_exit(1);
 }
 
+static unsigned early_stops; /* stopped before the handler was pushed */
+
 static unsigned char *endless, *benign, *benign_raw, *finite;
 static size_t endless_len, endless_cycle, benign_len, benign_raw_len, finite_len;
 
@@ -64,7 +66,13 @@ static void bomb_once(uint64_t budget, int resumes, int arena)
 	}
 	CHECK_EQ(j.cleanups, 0);
 	CHECK_EQ(jf_pfn_cancel(cont), 0);
-	CHECK_EQ(j.cleanups, 1);
+	/* A stop may come before the function pushed its handler (small budgets, slow first runs
+	 * under ASan); then it holds nothing yet. Once pushed, the handler runs exactly once. */
+	CHECK(j.cleanups <= 1);
+	if (j.pushed)
+		CHECK_EQ(j.cleanups, 1);
+	else
+		early_stops++;
 	CHECK(j.out == NULL);
 	CHECK_EQ(j.zs_live, 0);
 	CHECK_EQ(zjob_live_bytes(), live0);
@@ -101,7 +109,10 @@ static unsigned benign_once(uint64_t budget, int cancel_at_first_timeout)
 		timeouts++;
 		if (cancel_at_first_timeout) {
 			CHECK_EQ(jf_pfn_cancel(cont), 0);
-			CHECK_EQ(j.cleanups, 1);
+			CHECK(j.cleanups <= 1);
+			if (j.pushed)
+				CHECK_EQ(j.cleanups, 1);
+			CHECK(j.out == NULL);
 			CHECK_EQ(zjob_live_bytes(), live0);
 			return timeouts;
 		}
@@ -140,7 +151,8 @@ static void *test_main(void *arg)
 		bomb_once(bomb_budgets[i], 3, 0);
 		bomb_once(bomb_budgets[i], 2, 1);
 	}
-	printf("endless bomb: stopped and cancelled at every budget\n");
+	printf("endless bomb: stopped and cancelled at every budget (%u times before the handler "
+	       "was pushed)\n", early_stops);
 	for (unsigned i = 0; i < sizeof(benign_budgets) / sizeof(benign_budgets[0]); i++) {
 		unsigned t = benign_once(benign_budgets[i], 0);
 		printf("benign at %llu us: bit-exact after %u timeouts and resumes\n",
