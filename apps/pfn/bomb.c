@@ -46,6 +46,7 @@ static struct {
 	unsigned bomb_mib;
 	int alternatives;
 	int full_bomb;
+	uint64_t gap_ns;
 	const char *label;
 	FILE *csv;
 } opt = {
@@ -392,6 +393,8 @@ static void bomb_launch(uint64_t budget, unsigned n, int arena, const char *meth
 
 		zjob_init(&j, bomb, bomb_len, 0, ZJOB_PFN, 0);
 		j.arena = arena;
+		if (opt.gap_ns)
+			jf_sleep_ns(opt.gap_ns);
 		t0 = now_ns();
 		rc = jf_pfn_launch(zjob_decode_pfn, &j, budget, &rv, &cont);
 		t1 = now_ns();
@@ -512,7 +515,7 @@ static void *app_main(void *arg)
 
 /* ---- main ----------------------------------------------------------------------------------- */
 
-enum { F_REPS = 0x100, F_BUDGET, F_BENIGN, F_BOMB, F_ALT, F_FULL, F_CSV, F_LABEL };
+enum { F_REPS = 0x100, F_BUDGET, F_BENIGN, F_BOMB, F_ALT, F_FULL, F_CSV, F_LABEL, F_GAP };
 
 static void usage(FILE *f)
 {
@@ -528,6 +531,9 @@ static void usage(FILE *f)
 		"  --bomb-mib N         the bomb's decoded size in MiB (default 1024)\n"
 		"  --alternatives       also the pthread and fork alternatives (before jf_run)\n"
 		"  --full-bomb          also decode the bomb once to its end, unprotected\n"
+		"  --gap-us US          sleep this long before each launch of the bomb (default 0:\n"
+		"                       back to back, so a budget timer left armed by the previous\n"
+		"                       launch may fire inside the next one)\n"
 		"  --csv FILE           append one row per sample to FILE\n"
 		"  --label NAME         the first CSV column (default: the mechanism)\n" JP_FLAGS_STD_USAGE,
 		prog);
@@ -542,6 +548,7 @@ static const struct option options[] = {
 	{"full-bomb", no_argument, NULL, F_FULL},
 	{"csv", required_argument, NULL, F_CSV},
 	{"label", required_argument, NULL, F_LABEL},
+	{"gap-us", required_argument, NULL, F_GAP},
 	JP_FLAGS_STD_OPTIONS,
 	{0},
 };
@@ -587,6 +594,11 @@ int main(int argc, char **argv)
 			break;
 		case F_LABEL:
 			opt.label = optarg;
+			break;
+		case F_GAP:
+			if (jp_flag_uint(prog, fl.flag, optarg, 0, 1000000, &v))
+				exit(2);
+			opt.gap_ns = (uint64_t)v * 1000;
 			break;
 		}
 	}
