@@ -71,7 +71,7 @@ CONFIGS = [
     ("probes+deadline", "pfn-bomb-probes", "deadline", []),
     # the same launches 200 us apart: the budget timer that a stop at a probe leaves armed
     # (deadline + grace) fires in the gap instead of inside the next launch
-    ("probes+auto/gap200", "pfn-bomb-probes", "auto", ["--gap-us", "200"]),
+    ("probes+auto-gap200", "pfn-bomb-probes", "auto", ["--gap-us", "200"]),
 ]
 
 
