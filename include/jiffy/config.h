@@ -92,6 +92,10 @@ struct jf_config_param {
  *                (docs/preemption.md says why they differ).            JIFFY_GRACE_US
  * @preempt_signal: the signal the signal mechanisms use (default
  *                SIGURG, as Go does); a name or a number.              JIFFY_PREEMPT_SIGNAL
+ * @pfn_signal:   the signal of preemptible functions' budget timers and of
+ *                jf_cancel() (jiffy/pfn.h; default SIGRTMIN+3): not the
+ *                mechanism's, so that neither source's signal can hide the
+ *                other's.                                              JIFFY_PFN_SIGNAL
  * @preempt_skip: Aspen's skip rule: interrupt a worker at the quantum only
  *                when other work waits (default). false: at every
  *                quantum, for the ablation of Aspen Fig. 10.          JIFFY_PREEMPT_SKIP=0|1
@@ -129,6 +133,7 @@ struct jf_config {
 	uint64_t quantum_ns;
 	uint64_t grace_ns;
 	int preempt_signal;
+	int pfn_signal;
 	bool timer_spin;
 	uint64_t netpoll_ns;
 	uint64_t spin_max_ns;

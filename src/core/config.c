@@ -61,6 +61,7 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->quantum_ns = JF_QUANTUM_DEFAULT; /* the mechanism's own: auto 20 us, timer 100 us */
 	cfg->grace_ns = JF_GRACE_DEFAULT; /* the mechanism's own: hybrid 50 us, auto 1 ms */
 	cfg->preempt_signal = SIGURG;
+	cfg->pfn_signal = SIGRTMIN + 4;
 	cfg->netpoll_ns = 5 * 1000; /* see docs/netpoll.md */
 	cfg->preempt_skip = true;
 	cfg->pthread_shim = true;
@@ -201,6 +202,13 @@ static int validate_params(const struct jf_config *cfg, char *err, size_t errlen
 	return 0;
 }
 
+/* A signal Jiffy may take for itself: catchable, and not one of the stack overflow report's. */
+static bool catchable(int sig)
+{
+	return sig >= 1 && sig <= SIGRTMAX && sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV &&
+	       sig != SIGBUS;
+}
+
 int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->workers < 1 || cfg->workers > JF_MAX_WORKERS)
@@ -242,13 +250,19 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 			    cfg->quantum_ns);
 	if (cfg->grace_ns != JF_GRACE_DEFAULT && cfg->grace_ns > 1000000000ull)
 		return jf_errf(err, errlen, "grace_ns = %" PRIu64 ": must be at most 1 s", cfg->grace_ns);
-	if (cfg->preempt_signal < 1 || cfg->preempt_signal > SIGRTMAX ||
-	    cfg->preempt_signal == SIGKILL || cfg->preempt_signal == SIGSTOP ||
-	    cfg->preempt_signal == SIGSEGV || cfg->preempt_signal == SIGBUS)
+	if (!catchable(cfg->preempt_signal))
 		return jf_errf(err, errlen,
 			    "preempt_signal = %d: must be a catchable signal other than SIGSEGV and "
 			    "SIGBUS (Jiffy reports stack overflows with those)",
 			    cfg->preempt_signal);
+	if (!catchable(cfg->pfn_signal) || cfg->pfn_signal == cfg->preempt_signal)
+		return jf_errf(err, errlen,
+			    "pfn_signal = %d: must be a catchable signal other than SIGSEGV, SIGBUS "
+			    "and preempt_signal (%d)",
+			    cfg->pfn_signal, cfg->preempt_signal);
+	if (cfg->stall_report && cfg->pfn_signal == SIGRTMIN + 2)
+		return jf_errf(err, errlen, "pfn_signal = SIGRTMIN+2: the stall report "
+			    "(JIFFY_STALL_REPORT) uses that signal; choose another");
 	if (memchr(cfg->preempt, '\0', sizeof(cfg->preempt)) == NULL ||
 	    jf_preempt_available(cfg->preempt, NULL, 0) < 0)
 		return jf_errf(err, errlen,
@@ -427,7 +441,7 @@ static int env_grace(struct jf_config *c, const char *n, const char *v, char *e,
 }
 
 /* A signal by number ("23"), name ("SIGURG", "URG") or real-time offset ("SIGRTMIN+3"). */
-static int env_signal(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+static int parse_signal(int *out, const char *n, const char *v, char *e, size_t el)
 {
 	static const struct {
 		const char *name;
@@ -453,14 +467,23 @@ static int env_signal(struct jf_config *c, const char *n, const char *v, char *e
 			if (!strcmp(s, names[i].name))
 				sig = names[i].sig;
 	}
-	if (sig < 1 || sig > SIGRTMAX || sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV ||
-	    sig == SIGBUS)
+	if (!catchable(sig))
 		return jf_errf(e, el,
 			    "%s='%s': expected a catchable signal (SIGURG, SIGUSR1, SIGRTMIN+3, 23, "
 			    "...) other than SIGSEGV/SIGBUS",
 			    n, v);
-	c->preempt_signal = sig;
+	*out = sig;
 	return 0;
+}
+
+static int env_signal(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	return parse_signal(&c->preempt_signal, n, v, e, el);
+}
+
+static int env_pfn_signal(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	return parse_signal(&c->pfn_signal, n, v, e, el);
 }
 
 static const char *const clock_names[JF_CLOCK_NR_KINDS] = {"tsc", "monotonic"};
@@ -486,6 +509,7 @@ static const struct {
 	{"JIFFY_STATS", env_stats},       {"JIFFY_CLOCK", env_clock},
 	{"JIFFY_PREEMPT", env_preempt},   {"JIFFY_QUANTUM_US", env_quantum},
 	{"JIFFY_GRACE_US", env_grace},    {"JIFFY_PREEMPT_SIGNAL", env_signal},
+	{"JIFFY_PFN_SIGNAL", env_pfn_signal},
 	{"JIFFY_TIMER_SPIN", env_timer_spin},  {"JIFFY_NETPOLL_US", env_netpoll},
 	{"JIFFY_PREEMPT_SKIP", env_preempt_skip},
 	{"JIFFY_PTHREAD_SHIM", env_pthread_shim},
@@ -669,6 +693,7 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	else
 		fprintf(out, "grace_us = %" PRIu64 "\n", cfg->grace_ns / 1000u);
 	fprintf(out, "preempt_signal = %d\n", cfg->preempt_signal);
+	fprintf(out, "pfn_signal = %d\n", cfg->pfn_signal);
 	fprintf(out, "timer_spin = %d\n", cfg->timer_spin);
 	fprintf(out, "preempt_skip = %d\n", cfg->preempt_skip);
 	fprintf(out, "pthread_shim = %d\n", cfg->pthread_shim);

@@ -15,10 +15,13 @@
  * bounded by the enclosing one's. The worker publishes the innermost deadline (pfn_due_ns):
  *  - in its safepoint word (jf__preempt.poll; deadline.c folds it into what it publishes), so a
  *    jf_safepoint() or a compiler probe reached after the deadline enters the runtime;
- *  - through its own one-shot POSIX timer (SIGEV_THREAD_ID to the worker, the preemption signal,
+ *  - through its own one-shot POSIX timer (SIGEV_THREAD_ID to the worker, jf_config.pfn_signal,
  *    si_value = &budget_tag), set a grace period after the deadline, for code that reaches no
- *    safepoint (Debian's libz, say). The signal path is the preemption signal's: the handler runs
- *    on the function's stack and the kernel's frame below it holds every register.
+ *    safepoint (Debian's libz, say). The handler is the preemption signal's (preempt.c): it runs
+ *    on the function's stack and the kernel's frame below it holds every register. The signal is
+ *    not the mechanism's own: a timer re-armed while its signal waits behind a handler of the
+ *    same signal has that signal dropped by the kernel as stale, so a budget signal that held
+ *    the mechanism's back in its handler could cost the mechanism its expiry for good.
  * Either way preempt.c's request() asks jf_pfn_on_request() first, with the count raised and the
  * interrupted PC checked (libc, the loader, ... are never cut: the word is lowered to "at once"
  * and the timer retried, so the stop comes when it leaves them). The stop saves the running
@@ -94,7 +97,7 @@ static bool budget_timer(struct worker *w)
 	if (JF_LIKELY(w->pfn_timer_ok))
 		return true;
 	if (jf_preempt_signal_ensure(jf_rt) != 0 ||
-	    jf_thread_timer_create(w->tid, jf_rt->cfg.preempt_signal, &budget_tag, &w->pfn_timer))
+	    jf_thread_timer_create(w->tid, jf_rt->cfg.pfn_signal, &budget_tag, &w->pfn_timer))
 		return false; /* safepoints and probes still stop it */
 	w->pfn_timer_ok = true;
 	return true;
@@ -128,7 +131,8 @@ void jf_pfn_on_run(struct worker *w, struct jf_thread *t, uint64_t now)
 {
 	if (t->pfn)
 		budget_arm(w, t->pfn->deadline, now);
-	if (__atomic_load_n(&t->cancel_mode, __ATOMIC_RELAXED) == JF_CANCEL_ASYNC) {
+	if (__atomic_load_n(&t->cancel_req, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&t->cancel_mode, __ATOMIC_RELAXED) == JF_CANCEL_ASYNC) {
 		/* cancelled asynchronously: its next safepoint, or the signal at once */
 		jf_deadline_lower(w, 0, 0);
 		budget_timer_set(w, now, now);
@@ -228,14 +232,20 @@ static void pfn_stop(struct jf_thread *cur, struct jf_pfn *target, int why, uint
 	pfn_switch(cur, &target->ctx, &target->caller, &target->dummy_on_cpu, false);
 }
 
-static void run_cleanups(struct jf_cleanup **list)
+/*
+ * Run the handlers of @list, last pushed first. @preemptible: with the count at 0 (a uthread
+ * leaving); else as runtime code, so that a canceller inside a preemptible function is not
+ * stopped half-way through a cancellation (the rest of it would be lost with its continuation).
+ */
+static void run_cleanups(struct jf_cleanup **list, bool preemptible)
 {
 	struct jf_cleanup *c;
 
 	while ((c = *list) != NULL) {
 		int32_t count = jf_pcount();
 		*list = c->next;
-		jf_pcount_set(0); /* the application's code: preemptible */
+		if (preemptible)
+			jf_pcount_set(0);
 		c->fn(c->arg);
 		jf_pcount_set(count);
 	}
@@ -266,7 +276,7 @@ static void pfn_destroy(struct jf_pfn *p)
 
 	for (;;) {
 		struct jf_pfn *up = q == p ? NULL : q->parent;
-		run_cleanups(&q->cleanup);
+		run_cleanups(&q->cleanup, false);
 		pfn_free(q);
 		if (!up)
 			break;
@@ -547,9 +557,14 @@ bool jf_pfn_on_request(struct worker *w, struct jf_thread *cur, uintptr_t pc, ui
 		return false;
 	}
 	if (pc && jf_preempt_pc_denied(pc)) {
-		/* In libc or the like: the first safepoint after it, or the timer a bit later. */
+		/*
+		 * In libc or the like: the first safepoint after it, the end of the next runtime call
+		 * or jf_preempt_disable() region (the handler leaves the request pending: @pfn_owed),
+		 * or the timer a bit later.
+		 */
 		STAT_INC(w, preempt_deferred);
 		jf_deadline_lower(w, 0, 0);
+		w->pfn_owed = true;
 		w->pfn_timer_at = 0;
 		budget_timer_set(w, now + jf_preempt_retry_delay(w, jf_rt->cfg.quantum_ns), now);
 		return false;
@@ -571,7 +586,7 @@ void jf_pfn_before_exit(struct jf_thread *cur, void *retval)
 		jf_die("a preemptible function that was unwinding ran again");
 	}
 	__atomic_store_n(&cur->cancel_mode, JF_CANCEL_DISABLE, __ATOMIC_RELAXED);
-	run_cleanups(&cur->cleanup);
+	run_cleanups(&cur->cleanup, true);
 }
 
 /* --- uthread cancellation -------------------------------------------------------------------- */
@@ -598,7 +613,7 @@ int jf_cancel(jf_thread_t *t)
 			jf_deadline_lower(tw, 0, 0);
 			if (!JF_TSAN && jf_preempt_signal_ensure(rt) == 0) {
 				int saved = errno;
-				syscall(SYS_tgkill, rt->pid, tw->tid, rt->cfg.preempt_signal);
+				syscall(SYS_tgkill, rt->pid, tw->tid, rt->cfg.pfn_signal);
 				errno = saved;
 			}
 		}

@@ -200,6 +200,7 @@ struct worker {
 	uint64_t pfn_timer_at; /* when the timer fires (jf_now_ns() time; 0: not armed) */
 	timer_t pfn_timer;
 	bool pfn_timer_ok;
+	bool pfn_owed; /* a stop was denied in libc: the handler leaves it pending (preempt.c) */
 
 	struct jf_worker_stats stats;
 	/* Written by this worker only, like @stats (jf_hist_add()); read by stats.c and monitor.c. */
@@ -227,6 +228,7 @@ struct runtime {
 	const struct jf_preempt_mech *mech;
 	bool preempting; /* a mechanism other than "none" */
 	bool psig_installed;
+	bool pfn_sig_installed; /* cfg.pfn_signal's handler (pfn.c, at the first budget) */
 	sigset_t psig_set; /* just the preemption signal */
 	pid_t pid;
 	_Atomic int workers_ready; /* (the timer thread's own state is dispatcher.c's) */

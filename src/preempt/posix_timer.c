@@ -23,12 +23,13 @@
 #include "preempt.h"
 #include "../net/netpoll.h"
 
-/* Per worker, in its mech_state: the timer, and whether it is armed (set by whoever arms it,
- * cleared by the handler when it fires and by a kick that moves it). */
+/* Per worker, in its mech_state: the timer, whether it is armed (set by whoever arms it, cleared
+ * by the handler when it fires and by a kick that moves it) and for when. */
 struct pt_worker {
 	timer_t timer;
 	bool present;
 	uint32_t armed;
+	uint64_t expiry_ns; /* when it was last armed to fire (jf_now_ns() time) */
 };
 JF_MECH_STATE_FITS(struct pt_worker);
 
@@ -106,26 +107,40 @@ uint64_t jf_ptimer_set(struct worker *w, uint64_t delay_ns)
 	return jf_thread_timer_set(ptw(w)->timer, delay_ns);
 }
 
-/* Arm @w's timer to fire in @delay_ns, unless it is armed already. Any thread may call this. */
-static void arm(struct worker *w, uint64_t delay_ns)
+/*
+ * Arm @w's timer to fire in @delay_ns from @now, unless it is armed to fire by then already. Any
+ * thread may call this. "Armed" is believed only for an expiry still in the future (as auto.c
+ * keeps it): a flag alone was trusted forever, so
+ *  - a run that began with only a far timer due (a uthread sleeping for a minute) kept it, and a
+ *    sleep of 100 us started later on that busy worker waited the minute;
+ *  - an expiry whose signal never reached the handler (Linux >= 6.13 drops a timer's queued
+ *    signal as stale once the timer is set again, and a second expiry while it is queued only
+ *    counts an overrun) left the worker without a timer for good.
+ * Both were caught by core.pfn's cancellation test under "timer" (a worker busy for a minute).
+ */
+static void arm(struct worker *w, uint64_t now, uint64_t delay_ns)
 {
-	if (__atomic_exchange_n(&ptw(w)->armed, 1, __ATOMIC_ACQ_REL))
+	uint64_t at, exp;
+
+	if (delay_ns < JF_PTIMER_MIN_DELAY_NS)
+		delay_ns = JF_PTIMER_MIN_DELAY_NS;
+	at = now + delay_ns;
+	exp = __atomic_load_n(&ptw(w)->expiry_ns, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&ptw(w)->armed, __ATOMIC_RELAXED) && exp > now && exp <= at)
+		return; /* the switch path's usual case: loads only */
+	if (__atomic_exchange_n(&ptw(w)->armed, 1, __ATOMIC_ACQ_REL) && exp > now && exp <= at)
 		return;
-	if (!jf_ptimer_set(w, delay_ns < JF_PTIMER_MIN_DELAY_NS ? JF_PTIMER_MIN_DELAY_NS : delay_ns))
+	__atomic_store_n(&ptw(w)->expiry_ns, at, __ATOMIC_RELAXED);
+	if (!jf_ptimer_set(w, delay_ns))
 		__atomic_store_n(&ptw(w)->armed, 0, __ATOMIC_RELAXED);
 }
 
-/*
- * A uthread runs on @w: make sure it is interrupted at its due time if work waits, or when one of
- * @w's timers falls due (a sleeper whose wakeup would otherwise wait for a scheduling point).
- */
 static void ptimer_on_run(struct worker *w, uint64_t now)
 {
 	struct runtime *rt = jf_rt;
 	uint64_t when = UINT64_MAX, tdl;
 
-	if (__atomic_load_n(&ptw(w)->armed, __ATOMIC_RELAXED) ||
-	    !__atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED))
 		return;
 	if (!rt->cfg.preempt_skip || jf_drv_has_work(&rt->drv, w->id) ||
 	    jf_netpoll_wants_busy_poll())
@@ -134,14 +149,19 @@ static void ptimer_on_run(struct worker *w, uint64_t now)
 	if (tdl < when)
 		when = tdl;
 	if (when != UINT64_MAX)
-		arm(w, when > now ? when - now : 0);
+		arm(w, now, when > now ? when - now : 0);
 }
 
 static void ptimer_on_work(struct worker *self, struct worker *target)
 {
 	(void)self;
 	if (__atomic_load_n(&target->run_start_ns, __ATOMIC_RELAXED) &&
-	    ptw(target)->present && !__atomic_load_n(&ptw(target)->armed, __ATOMIC_RELAXED))
+	    ptw(target)->present &&
+	    (!__atomic_load_n(&ptw(target)->armed, __ATOMIC_RELAXED) ||
+	     __atomic_load_n(&ptw(target)->expiry_ns, __ATOMIC_RELAXED) >
+		     __atomic_load_n(&target->run_due_ns, __ATOMIC_RELAXED) ||
+	     __atomic_load_n(&ptw(target)->expiry_ns, __ATOMIC_RELAXED) <
+		     __atomic_load_n(&target->run_start_ns, __ATOMIC_RELAXED)))
 		ptimer_on_run(target, jf_now_ns());
 }
 
@@ -153,14 +173,14 @@ static void ptimer_on_work(struct worker *self, struct worker *target)
 static void ptimer_retry(struct worker *w, uint64_t now)
 {
 	(void)now;
-	arm(w, jf_preempt_retry_delay(w, jf_rt->cfg.quantum_ns));
+	arm(w, now, jf_preempt_retry_delay(w, jf_rt->cfg.quantum_ns));
 }
 
 static void ptimer_kick(struct worker *w)
 {
 	if (ptw(w)->present) {
 		__atomic_store_n(&ptw(w)->armed, 0, __ATOMIC_RELAXED);
-		arm(w, 0);
+		arm(w, jf_now_ns(), 0);
 	}
 }
 

@@ -285,10 +285,12 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 	}
 	if (decided)
 		count_preempt(w, cur, src, quantum, now);
-	if (pc && rt->mech->uses_signal) {
+	if (pc) {
 		/*
-		 * The signal is blocked while its handler runs (no SA_NODEFER), so nothing nests
-		 * while we decide. Before other uthreads run on this kernel thread, give it the
+		 * The signal is blocked while its handler runs (no SA_NODEFER), so it does not nest
+		 * while we decide (a user interrupt's handler, uintr, has no mask to restore: the
+		 * call is harmless there; the budget signal, pfn.c, is a signal under every
+		 * mechanism). Before other uthreads run on this kernel thread, give it the
 		 * worker's own mask back: one system call per preemption, none per switch. Not
 		 * just the preemption signal unblocked: the interrupted uthread may have been in a
 		 * handler of its own (SIGUSR1 blocked until that handler returns, which it now does
@@ -380,7 +382,13 @@ static bool request(uintptr_t pc, enum request_src src)
 		int32_t again = jf_ptls()->pending;
 		if (!JF_UNLIKELY(again))
 			return preempted;
-		pc = 0;
+		/*
+		 * In a handler @pc stays the interrupted instruction: the uthread is still there (or
+		 * back there, resumed). Setting it to 0 here once let the second decision preempt code
+		 * the first had refused (libc: malloc's lock held) and switch away with the signal
+		 * still blocked on this kernel thread (the mask is restored only for a @pc); both
+		 * showed once budget signals (pfn.c) began to nest in the mechanism's handler.
+		 */
 		src = (enum request_src)(again - 1);
 	}
 }
@@ -456,7 +464,8 @@ void jf__probe_armed(void)
 
 /* --- the signal --------------------------------------------------------------------------------- */
 
-static struct sigaction old_action;
+static struct sigaction old_action;     /* the preemption signal's before us */
+static struct sigaction old_pfn_action; /* the budget signal's (pfn.c) before us */
 static pid_t our_pid;
 
 static bool sent_by_us(const siginfo_t *si)
@@ -469,27 +478,29 @@ static void preempt_signal(int sig, siginfo_t *si, void *ucv)
 	int saved_errno = errno;
 	struct worker *w = jf_this_worker();
 	ucontext_t *uc = ucv;
+	/* The budget timers' and jf_cancel()'s own signal (pfn.c), never the mechanism's: a timer
+	 * re-armed while its signal waits (blocked in a handler of the same signal) has that signal
+	 * dropped as stale by the kernel, so two sources on one signal could lose one's expiry. */
+	bool pfn = jf_rt && sig == jf_rt->cfg.pfn_signal;
 
 	if (!w || !jf_rt || !sent_by_us(si)) {
 		/* Not ours (another thread, or the signal's ordinary meaning): pass it on. */
-		if ((old_action.sa_flags & SA_SIGINFO) && old_action.sa_sigaction)
-			old_action.sa_sigaction(sig, si, ucv);
-		else if (old_action.sa_handler != SIG_DFL && old_action.sa_handler != SIG_IGN)
-			old_action.sa_handler(sig);
+		const struct sigaction *old = pfn ? &old_pfn_action : &old_action;
+		if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction)
+			old->sa_sigaction(sig, si, ucv);
+		else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN)
+			old->sa_handler(sig);
 		errno = saved_errno;
 		return;
 	}
 	STAT_INC(w, preempt_requests);
-	/*
-	 * The mechanism's own state, for every signal of ours, a budget timer's (pfn.c) or a
-	 * cancellation's too: a standard signal is pending once, so a timer that fires while another
-	 * source's signal is pending is merged into that one delivery, and "timer" would keep its
-	 * timer counted as armed forever. (A merged budget signal is noticed: pfn.c compares times.)
-	 */
-	jf_pfn_signal(w, si);
-	if (jf_rt->mech->on_signal)
-		jf_rt->mech->on_signal(w, si);
-	__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED); /* hybrid: the flag is answered */
+	if (pfn) {
+		jf_pfn_signal(w, si);
+	} else {
+		if (jf_rt->mech->on_signal)
+			jf_rt->mech->on_signal(w, si); /* the mechanism's own state */
+		__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED); /* hybrid: flag answered */
+	}
 	if (jf_preempt_request(uc)) {
 		/* Resumed, perhaps on another worker: make the frame describe this kernel thread. */
 		w = jf_this_worker();
@@ -502,15 +513,31 @@ static void preempt_signal(int sig, siginfo_t *si, void *ucv)
 			uc->uc_stack.ss_size = 0;
 			uc->uc_stack.ss_flags = SS_DISABLE;
 		}
-		/* Its own mask as it was when interrupted: only the preemption signal must be open. */
+		/* Its own mask as it was when interrupted: only the preemption signals must be open. */
 		sigdelset(&uc->uc_sigmask, jf_rt->cfg.preempt_signal);
+		sigdelset(&uc->uc_sigmask, jf_rt->cfg.pfn_signal);
+	} else if (JF_UNLIKELY(w->pfn_owed)) {
+		/*
+		 * A budget ran out while the function was in libc (pfn.c): the next jf_preempt_enable()
+		 * that reaches 0 (a runtime call's end, a region's) takes it, as a request deferred in
+		 * a region is taken. The interrupted code is libc's: it returns to the application's
+		 * code before any such call, and code libc calls back is the application's.
+		 */
+		w->pfn_owed = false;
+		jf_ptls()->pending = (int32_t)SRC_INTERRUPT + 1;
 	}
 	errno = saved_errno;
 }
 
 /* --- lifecycle -------------------------------------------------------------------------------- */
 
-static int install_handler(struct runtime *rt)
+/*
+ * The same handler for the preemption signal and the budget signal (pfn.c), each blocking both
+ * while it runs: one must not land in the other's handler after its request() returned (count
+ * 0, the PC our own code, so not refused), where a budget stop would cut off the code the outer
+ * signal interrupted, libc with a stdio lock held (caught by core.pfn's malloc/stdio hammer).
+ */
+static int install_handler(const struct runtime *rt, int sig, struct sigaction *old)
 {
 	struct sigaction sa;
 
@@ -518,10 +545,9 @@ static int install_handler(struct runtime *rt)
 	sa.sa_sigaction = preempt_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART; /* blocked while deciding: see above */
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(rt->cfg.preempt_signal, &sa, &old_action) != 0)
-		return -errno;
-	__atomic_store_n(&rt->psig_installed, true, __ATOMIC_RELEASE);
-	return 0;
+	sigaddset(&sa.sa_mask, rt->cfg.preempt_signal);
+	sigaddset(&sa.sa_mask, rt->cfg.pfn_signal);
+	return sigaction(sig, &sa, old) != 0 ? -errno : 0;
 }
 
 int jf_preempt_signal_ensure(struct runtime *rt)
@@ -529,11 +555,14 @@ int jf_preempt_signal_ensure(struct runtime *rt)
 	static uint32_t lock;
 	int rc = 0;
 
-	if (__atomic_load_n(&rt->psig_installed, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&rt->pfn_sig_installed, __ATOMIC_ACQUIRE))
 		return 0;
 	jf_spin_lock(&lock);
-	if (!rt->psig_installed)
-		rc = install_handler(rt);
+	if (!rt->pfn_sig_installed) {
+		rc = install_handler(rt, rt->cfg.pfn_signal, &old_pfn_action);
+		if (rc == 0)
+			__atomic_store_n(&rt->pfn_sig_installed, true, __ATOMIC_RELEASE);
+	}
 	jf_spin_unlock(&lock);
 	return rc;
 }
@@ -562,9 +591,13 @@ int jf_preempt_setup(struct runtime *rt, char *err, size_t errlen)
 	dl_iterate_phdr(collect_denied, NULL);
 	sigemptyset(&rt->psig_set);
 	sigaddset(&rt->psig_set, rt->cfg.preempt_signal);
-	if (m->uses_signal && (rc = install_handler(rt)) != 0) {
-		snprintf(err, errlen, "sigaction(%d): %s", rt->cfg.preempt_signal, strerror(-rc));
-		return rc;
+	if (m->uses_signal) {
+		if ((rc = install_handler(rt, rt->cfg.preempt_signal, &old_action)) != 0) {
+			snprintf(err, errlen, "sigaction(%d): %s", rt->cfg.preempt_signal,
+				 strerror(-rc));
+			return rc;
+		}
+		rt->psig_installed = true;
 	}
 	if (m->init && (rc = m->init(rt)) != 0) {
 		snprintf(err, errlen, "preempt '%s': initialisation failed: %s", m->name,
@@ -583,6 +616,10 @@ void jf_preempt_teardown(struct runtime *rt)
 		sigaction(rt->cfg.preempt_signal, &old_action, NULL);
 		rt->psig_installed = false;
 	}
+	if (rt->pfn_sig_installed) {
+		sigaction(rt->cfg.pfn_signal, &old_pfn_action, NULL);
+		rt->pfn_sig_installed = false;
+	}
 }
 
 int jf_preempt_worker_start(struct worker *w)
@@ -593,9 +630,11 @@ int jf_preempt_worker_start(struct worker *w)
 	w->tid = gettid();
 	w->ptls = jf_ptls();
 	jf_pcount_set(1); /* the scheduler loop is runtime code */
-	/* Open under every mechanism: a preemptible function's budget timer may send it (pfn.c). */
+	/* Open under every mechanism (the preemption signal when it is not the mechanism's: harmless),
+	 * and the budget timers' signal (pfn.c). */
 	sigemptyset(&unblock);
 	sigaddset(&unblock, rt->cfg.preempt_signal);
+	sigaddset(&unblock, rt->cfg.pfn_signal);
 	pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
 	pthread_sigmask(SIG_SETMASK, NULL, &w->sigmask);
 	return rt->mech->worker_start ? rt->mech->worker_start(w) : 0;

@@ -152,8 +152,8 @@ uint64_t jf_preempt_retry_delay(struct worker *w, uint64_t quantum_ns);
 
 /* Is @pc in code that must never be interrupted (libc, ld.so, libstdc++, ...)? */
 bool jf_preempt_pc_denied(uintptr_t pc);
-/* Install the preemption signal's handler if the mechanism did not (a budget needs it: pfn.c).
- * Return: 0 or -errno. */
+/* Install the handler for cfg.pfn_signal, the budget timers' and jf_cancel()'s signal (pfn.c),
+ * once. Return: 0 or -errno. */
 int jf_preempt_signal_ensure(struct runtime *rt);
 
 /*
