@@ -9,6 +9,10 @@
 #   make demo-http the head-of-line web server of preemptible functions (libinger Fig. 4,
 #                  docs/pfn-http.md): jiffy-httpd with budgets, without, and a pthread pool,
 #                  under oha (built once from the crates registry); ~5 min, a table and a plot
+#   make demo-bomb the decompression-bomb demo of preemptible functions (docs/pfn-bomb.md):
+#                  zlib under jf_pfn_launch() per mechanism, against pthread_cancel and fork+kill,
+#                  and zlib built with probes (scripts/zlib-probes.sh); prints the table, writes
+#                  docs/img/pfn_bomb.png (~2-3 min)
 #   make bench     the full benchmark table (Jiffy vs Boost.Fiber, Go, pthreads), the
 #                  idle-spin measurement, the preemption benchmarks and the wakeup-latency
 #                  benchmark per policy (schbench)
@@ -36,7 +40,7 @@ FUZZ_SECONDS ?= 300
 CMAKE   := cmake -G Ninja -DJIFFY_WERROR=ON
 
 .PHONY: docs calibrate all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
-	demo demo-http bench install clean fuzz fuzz-smoke model soak
+	demo demo-http demo-bomb bench install clean fuzz fuzz-smoke model soak
 
 all: build
 
@@ -109,6 +113,14 @@ demo-http: build
 	@OHA=$$(scripts/build-oha.sh) && PY=$$(scripts/venv.sh) && \
 		echo "== the head-of-line web-server sweep (experiments/http_hol.py, docs/pfn-http.md) ==" && \
 		$$PY experiments/http_hol.py --build $(BUILD) --oha $$OHA --max-other 1.1 --max-retries 12
+
+demo-bomb: build
+	@echo "== zlib from source, with and without Jiffy's probe pass (scripts/zlib-probes.sh) =="
+	@scripts/zlib-probes.sh $(BUILD) >/dev/null || \
+		echo "   (no pfn-bomb-probes: the probe variants are skipped)"
+	@PY=$$(scripts/venv.sh) && \
+		echo "== the decompression bomb (experiments/pfn_bomb.py) ==" && \
+		$$PY experiments/pfn_bomb.py --build $(BUILD)
 
 bench: build
 	@scripts/deps.sh bench

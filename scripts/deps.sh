@@ -20,6 +20,8 @@ want_pkg libasan8 /usr/lib/x86_64-linux-gnu/libasan.so.8
 want_pkg libubsan1 /usr/lib/x86_64-linux-gnu/libubsan.so.1
 # apps/: jiffy-kv needs RocksDB's C API; its tests drive it with redis-cli and redis-benchmark.
 want_pkg librocksdb-dev /usr/include/rocksdb/c.h
+# apps/pfn: pfn-bomb decodes zlib streams (the decompression-bomb demo, docs/pfn-bomb.md).
+want_pkg zlib1g-dev /usr/include/zlib.h
 want_pkg redis-tools redis-cli
 # apps/httpd: jiffy-httpd parses HTTP with nodejs http-parser as Debian packages it.
 want_pkg libhttp-parser-dev /usr/include/http_parser.h
