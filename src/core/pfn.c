@@ -82,11 +82,20 @@ static inline uint64_t sat_add(uint64_t a, uint64_t b)
 
 /* --- the budget ------------------------------------------------------------------------------ */
 
-/* After the deadline, how long the signal waits for a safepoint: the mechanism's grace period,
- * at most a quantum (0 for mechanisms without one: the signal comes at the deadline). */
+/*
+ * After the deadline, how long the signal waits for a safepoint or probe: the mechanism's grace
+ * period (auto, hybrid), at most a quantum; for the others PROBE_GRACE_NS while safepoints can
+ * time themselves (the TSC), so that probed code is stopped by its probe, not by a signal sent
+ * at the same moment (~13 us on this VM, paid even when the probe won); else 0.
+ */
+#define PROBE_GRACE_NS (10 * 1000u)
+
 static uint64_t budget_grace(void)
 {
 	uint64_t g = jf_rt->cfg.grace_ns, q = jf_rt->cfg.quantum_ns;
+
+	if (g == 0 && jf_tsc_hz())
+		g = PROBE_GRACE_NS;
 	return g < q ? g : q;
 }
 
@@ -122,9 +131,37 @@ static void budget_arm(struct worker *w, uint64_t deadline, uint64_t now)
 	__atomic_store_n(&w->pfn_due_ns, deadline, __ATOMIC_RELAXED);
 	if (deadline == UINT64_MAX)
 		return;
-	if (jf_tsc_hz())
-		jf_deadline_lower(w, deadline, now);
+	if (jf_tsc_hz()) {
+		uint64_t tsc = jf_deadline_lower(w, deadline, now);
+		if (tsc)
+			w->pfn_poll = tsc;
+	}
 	budget_timer_set(w, sat_add(deadline, budget_grace()), now);
+}
+
+/*
+ * The calling uthread runs no preemptible function any more on @w: hand the safepoint word back
+ * if it still holds the budget's deadline (or probed code that runs next would keep reading the
+ * TSC until that moment passed: +12 % on a zlib decode, docs/pfn-bomb.md), to the mechanism's
+ * own due time where it publishes one there. @disarm (a stop at a safepoint, rarer than a
+ * return): also cancel the budget timer, whose signal would otherwise land in whatever runs
+ * next (a signal costs more here than the timer_settime() that avoids it).
+ */
+static void budget_release(struct worker *w, bool disarm)
+{
+	uint64_t mine = w->pfn_poll;
+
+	if (mine) {
+		w->pfn_poll = 0;
+		if (__atomic_compare_exchange_n(&w->ptls->poll, &mine, 0, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED) &&
+		    jf_rt->mech->word)
+			jf_deadline_arm(w, jf_now_ns(), true, NULL);
+	}
+	if (disarm && w->pfn_timer_at && w->pfn_timer_ok) {
+		jf_thread_timer_set(w->pfn_timer, 0);
+		w->pfn_timer_at = 0;
+	}
 }
 
 void jf_pfn_on_run(struct worker *w, struct jf_thread *t, uint64_t now)
@@ -133,7 +170,9 @@ void jf_pfn_on_run(struct worker *w, struct jf_thread *t, uint64_t now)
 		budget_arm(w, t->pfn->deadline, now);
 	if (__atomic_load_n(&t->cancel_req, __ATOMIC_RELAXED) &&
 	    __atomic_load_n(&t->cancel_mode, __ATOMIC_RELAXED) == JF_CANCEL_ASYNC) {
-		/* cancelled asynchronously: its next safepoint, or the signal at once */
+		/* Cancelled asynchronously: the end of the runtime call it comes back through (the
+		 * request left pending on this kernel thread), its next safepoint, or the signal. */
+		jf_ptls()->pending = 1;
 		jf_deadline_lower(w, 0, 0);
 		budget_timer_set(w, now, now);
 	}
@@ -212,9 +251,11 @@ static void pfn_entry(void *arg)
 
 /*
  * Stop @target, the innermost function @cur runs or one it runs inside, with @why: its caller
- * goes on. Returns when the continuation is resumed (on whichever uthread and worker).
+ * goes on. Returns when the continuation is resumed (on whichever uthread and worker). @disarm:
+ * a budget stop that no signal brought (budget_release()).
  */
-static void pfn_stop(struct jf_thread *cur, struct jf_pfn *target, int why, uint64_t now)
+static void pfn_stop(struct jf_thread *cur, struct jf_pfn *target, int why, uint64_t now,
+		     bool disarm)
 {
 	for (struct jf_pfn *q = cur->pfn; q != target; q = q->parent)
 		q->remaining = q->own_deadline == UINT64_MAX ? UINT64_MAX
@@ -228,6 +269,8 @@ static void pfn_stop(struct jf_thread *cur, struct jf_pfn *target, int why, uint
 	target->parent = NULL;
 	__atomic_store_n(&cur->worker->pfn_due_ns, cur->pfn ? cur->pfn->deadline : UINT64_MAX,
 			 __ATOMIC_RELAXED);
+	if (!cur->pfn)
+		budget_release(cur->worker, disarm);
 	__atomic_store_n(&target->state, PFN_STOPPED, __ATOMIC_RELEASE);
 	pfn_switch(cur, &target->ctx, &target->caller, &target->dummy_on_cpu, false);
 }
@@ -313,10 +356,12 @@ static int pfn_run(struct jf_thread *cur, struct jf_pfn *p, uint64_t budget_ns, 
 	pfn_switch(cur, &p->caller, &p->ctx, &p->dummy_on_cpu, false);
 
 	/* Back on the caller's stack: it returned, stopped, or the uthread is leaving. */
-	__atomic_store_n(&cur->worker->pfn_due_ns, cur->pfn ? cur->pfn->deadline : UINT64_MAX,
-			 __ATOMIC_RELAXED);
 	why = p->why;
 	if (why == JF_PFN_DONE) {
+		__atomic_store_n(&cur->worker->pfn_due_ns,
+				 cur->pfn ? cur->pfn->deadline : UINT64_MAX, __ATOMIC_RELAXED);
+		if (!cur->pfn)
+			budget_release(cur->worker, false);
 		if (retval)
 			*retval = p->retval;
 		pfn_free(p);
@@ -425,7 +470,7 @@ int jf_pfn_pause(void)
 	if (!cur || !cur->pfn)
 		r = -EPERM;
 	else
-		pfn_stop(cur, cur->pfn, JF_PFN_PAUSED, jf_now_ns());
+		pfn_stop(cur, cur->pfn, JF_PFN_PAUSED, jf_now_ns(), false);
 	JF_RUNTIME_LEAVE();
 	return r;
 }
@@ -573,7 +618,7 @@ bool jf_pfn_on_request(struct worker *w, struct jf_thread *cur, uintptr_t pc, ui
 		pthread_sigmask(SIG_SETMASK, &w->sigmask, NULL); /* as preempt.c does: see there */
 	if (cancel)
 		jf_exit(JF_CANCELED); /* through jf_pfn_before_exit(): functions, then handlers */
-	pfn_stop(cur, target, JF_PFN_TIMEOUT, now);
+	pfn_stop(cur, target, JF_PFN_TIMEOUT, now, pc == 0);
 	return true;
 }
 
@@ -582,7 +627,7 @@ void jf_pfn_before_exit(struct jf_thread *cur, void *retval)
 	if (cur->pfn) {
 		struct jf_pfn *o = outermost(cur->pfn);
 		o->exit_retval = retval;
-		pfn_stop(cur, o, PFN_UNWIND, jf_now_ns());
+		pfn_stop(cur, o, PFN_UNWIND, jf_now_ns(), false);
 		jf_die("a preemptible function that was unwinding ran again");
 	}
 	__atomic_store_n(&cur->cancel_mode, JF_CANCEL_DISABLE, __ATOMIC_RELAXED);

@@ -201,6 +201,7 @@ struct worker {
 	timer_t pfn_timer;
 	bool pfn_timer_ok;
 	bool pfn_owed; /* a stop was denied in libc: the handler leaves it pending (preempt.c) */
+	uint64_t pfn_poll; /* the safepoint word's value a budget stored (0: none) */
 
 	struct jf_worker_stats stats;
 	/* Written by this worker only, like @stats (jf_hist_add()); read by stats.c and monitor.c. */

@@ -386,6 +386,8 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		WORKER_INC(w, picks);
 		JF_VIEW_SET(cur, vstate, UV_RUNNING);
 		jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, 0);
+		if (JF_UNLIKELY(__atomic_load_n(&cur->cancel_req, __ATOMIC_RELAXED)))
+			jf_pfn_on_run(w, cur, now); /* cancelled while queued: as prepare_run() does */
 		*errno_slot() = cur->saved_errno; /* timers and wakeups above may make syscalls */
 		return;
 	}

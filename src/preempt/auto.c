@@ -219,4 +219,5 @@ const struct jf_preempt_mech jf_mech_auto = {
 	.kick = auto_kick,
 	.on_signal = auto_on_signal,
 	.quantum_ns = 20 * 1000, /* µs quanta cost it little: docs/preemption.md */
+	.word = true,
 };

@@ -74,7 +74,7 @@ static uint64_t tsc_at(uint64_t when, uint64_t now)
 	return when > now ? __rdtsc() + jf_ns_to_tsc_ticks(when - now) : 1;
 }
 
-void jf_deadline_lower(struct worker *w, uint64_t when, uint64_t now)
+uint64_t jf_deadline_lower(struct worker *w, uint64_t when, uint64_t now)
 {
 	uint64_t tsc = tsc_at(when, now), cur;
 
@@ -84,9 +84,10 @@ void jf_deadline_lower(struct worker *w, uint64_t when, uint64_t now)
 						__ATOMIC_RELAXED)) {
 			/* compiler probes counting down toward the old due time: look now */
 			__atomic_store_n(&w->ptls->probe_left, 0, __ATOMIC_RELAXED);
-			break;
+			return tsc;
 		}
 	}
+	return 0;
 }
 
 uint64_t jf_deadline_arm(struct worker *w, uint64_t now, bool publish,
@@ -161,4 +162,5 @@ const struct jf_preempt_mech jf_mech_deadline = {
 	.on_work = deadline_on_work,
 	.kick = deadline_kick,
 	.quantum_ns = 20 * 1000, /* µs quanta cost it little: docs/preemption.md */
+	.word = true,
 };

@@ -46,6 +46,8 @@ struct worker;
  *                mechanism (JF_GRACE_DEFAULT); 0 for those without one.
  * @quantum_ns:   the quantum when the configuration leaves it to the mechanism
  *                (JF_QUANTUM_DEFAULT); 0: JF_QUANTUM_FALLBACK_NS.
+ * @word:         its due times live in the safepoint word (deadline, auto): a budget that
+ *                lowered the word (pfn.c) hands it back through jf_deadline_arm().
  */
 struct jf_preempt_mech {
 	const char *name;
@@ -64,6 +66,7 @@ struct jf_preempt_mech {
 	void (*stats)(struct jf_preempt_stats *out);
 	uint64_t grace_ns;
 	uint64_t quantum_ns;
+	bool word; /* it publishes due times in the safepoint word (jf_deadline_arm) */
 };
 
 /*
@@ -185,13 +188,14 @@ bool jf_ptimer_present(struct worker *w);
  * jf_deadline_notify(): on_work, from the thread that queued work for @target: the barrier, then
  *     with @publish lower @target's word to its due time. Return: that due time (and the clock
  *     read in *@now), UINT64_MAX when @target is in its scheduler loop or nothing is due.
- * jf_deadline_lower(): lower @w's word to @when (0: at once) unless it is due sooner.
+ * jf_deadline_lower(): lower @w's word to @when (0: at once) unless it is due sooner. Return:
+ *     the value stored, 0 if the word was due sooner already.
  */
 uint64_t jf_deadline_due_ns(struct runtime *rt, struct worker *w);
 uint64_t jf_deadline_arm(struct worker *w, uint64_t now, bool publish,
 			 void (*disarm)(struct worker *w, uint64_t now));
 uint64_t jf_deadline_notify(struct worker *target, bool publish, uint64_t *now);
-void jf_deadline_lower(struct worker *w, uint64_t when, uint64_t now);
+uint64_t jf_deadline_lower(struct worker *w, uint64_t when, uint64_t now);
 
 /* The timer thread shared by dispatcher, safepoint, hybrid and uintr (dispatcher.c). */
 int jf_timer_thread_start(struct runtime *rt);
