@@ -133,15 +133,19 @@ static double op_resume_after_timeout(void)
 	first_stamp = 1;
 	if (jf_pfn_launch(spin_first, NULL, 30000, NULL, &c) != JF_PFN_TIMEOUT)
 		abort();
+	int got = 0;
 	for (int i = 0; i < n; i++) {
 		first_stamp = 0;
 		uint64_t t0 = jf_now_ns();
 		if (jf_pfn_resume(c, 30000, NULL) != JF_PFN_TIMEOUT)
 			abort();
-		sum += first_stamp - t0;
+		if (first_stamp > t0) { /* 0: stopped again before its first iteration (a stall) */
+			sum += first_stamp - t0;
+			got++;
+		}
 	}
 	jf_pfn_cancel(c);
-	return (double)sum / n;
+	return got ? (double)sum / got : 0;
 }
 
 static void *uthread_nothing(void *arg)
