@@ -308,10 +308,10 @@ static int jf_sleep_until_in_runtime(uint64_t deadline_ns)
 
 	if (!cur)
 		return -EPERM;
+	if (jf_cancel_due(cur))
+		return -ECANCELED; /* before the clock: a sleep already over is cancelled too */
 	if (jf_now_ns() >= deadline_ns)
 		return 0;
-	if (jf_cancel_due(cur))
-		return -ECANCELED;
 	jf_wait_note(cur, "sleep", NULL);
 	return jf_block_wait(NULL, deadline_ns, sleep_over, NULL) == -ECANCELED ? -ECANCELED : 0;
 }
