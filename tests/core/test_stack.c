@@ -4,8 +4,9 @@
  * of the default stack size, completes and returns the right value; (b) unbounded recursion in a
  * uthread named "deep-recursion" hits the guard page and stops the process (a child, forked
  * before any runtime starts) by a signal or a non-zero exit, with a message on stderr that says
- * "stack overflow" and names the uthread. Under ASan, its own stack-overflow report is accepted
- * instead of the runtime's message, but the child must still die.
+ * "stack overflow" and names the uthread; (c) the same inside a preemptible function that uthread
+ * launched (jiffy/pfn.h: the message says so). Under ASan, its own stack-overflow report is
+ * accepted instead of the runtime's message, but the child must still die.
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -105,6 +106,14 @@ static void *overflow_fn(void *arg)
 	return (void *)(intptr_t)recurse_forever(0);
 }
 
+static int in_pfn; /* the overflow happens in a preemptible function the uthread launched */
+
+static void *overflow_launcher(void *arg)
+{
+	jf_pfn_t *c;
+	return (void *)(intptr_t)jf_pfn_launch(overflow_fn, arg, JF_PFN_UNLIMITED, NULL, &c);
+}
+
 static void *main_overflow(void *arg)
 {
 	struct jf_attr attr;
@@ -114,7 +123,7 @@ static void *main_overflow(void *arg)
 	jf_attr_init(&attr);
 	attr.stack_size = 65536;
 	attr.name = "deep-recursion";
-	t = jft_spawn(&attr, overflow_fn, NULL);
+	t = jft_spawn(&attr, in_pfn ? overflow_launcher : overflow_fn, NULL);
 	jft_join(t);
 	return NULL;
 }
@@ -129,6 +138,8 @@ static _Noreturn void child(int errfd)
 		_exit(90);
 	close(errfd);
 	jft_config(&cfg, 2);
+	if (in_pfn)
+		cfg.stack_size = 65536; /* a function's stack is the configured size */
 	jf_run(&cfg, main_overflow, NULL, NULL);
 	fprintf(stderr, "child: jf_run returned after a stack overflow\n");
 	_exit(0);
@@ -213,6 +224,8 @@ static void check_overflow(void)
 	}
 	CHECK_STR_CONTAINS(out, "stack overflow");
 	CHECK_STR_CONTAINS(out, "deep-recursion");
+	if (in_pfn)
+		CHECK_STR_CONTAINS(out, "preemptible function");
 }
 
 int main(void)
@@ -220,6 +233,8 @@ int main(void)
 	struct jf_config cfg;
 
 	/* Fork before this process starts any runtime (or any thread). */
+	check_overflow();
+	in_pfn = 1; /* again, in a preemptible function's stack (jiffy/pfn.h) */
 	check_overflow();
 
 	jft_config(&cfg, 2);
