@@ -51,8 +51,11 @@ def start(argv, ready_word):
 
 
 def stderr_of(errf):
-    errf.seek(0)
-    return errf.read().decode(errors="replace")
+    # pread, not seek + read: the server's stderr is the same open file (one offset), and a
+    # seek(0) here made its next write land at the start, over the dump's first line (seen once
+    # in CI as "no jf_dump_threads() header").
+    fd = errf.fileno()
+    return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
 
 
 def wait_for(errf, text, secs=10, count=1):
