@@ -143,11 +143,13 @@ static void budget_arm(struct worker *w, uint64_t deadline, uint64_t now)
  * The calling uthread runs no preemptible function any more on @w: hand the safepoint word back
  * if it still holds the budget's deadline (or probed code that runs next would keep reading the
  * TSC until that moment passed: +12 % on a zlib decode, docs/pfn-bomb.md), to the mechanism's
- * own due time where it publishes one there. @disarm (a stop at a safepoint, rarer than a
- * return): also cancel the budget timer, whose signal would otherwise land in whatever runs
- * next (a signal costs more here than the timer_settime() that avoids it).
+ * own due time where it publishes one there. The budget timer is left armed (lazy arming, the
+ * file comment): after a stop at a probe its signal lands a grace period later in whatever runs
+ * then. Disarming it at the stop was tried: the timer_settime() is a VM exit here (~6 us), and
+ * it sat on the stop's path, between the deadline and the caller getting control back (a probed
+ * zlib bomb came back 6.5 us late instead of 0.2 us).
  */
-static void budget_release(struct worker *w, bool disarm)
+static void budget_release(struct worker *w)
 {
 	uint64_t mine = w->pfn_poll;
 
@@ -157,10 +159,6 @@ static void budget_release(struct worker *w, bool disarm)
 						__ATOMIC_RELAXED) &&
 		    jf_rt->mech->word)
 			jf_deadline_arm(w, jf_now_ns(), true, NULL);
-	}
-	if (disarm && w->pfn_timer_at && w->pfn_timer_ok) {
-		jf_thread_timer_set(w->pfn_timer, 0);
-		w->pfn_timer_at = 0;
 	}
 }
 
@@ -251,11 +249,9 @@ static void pfn_entry(void *arg)
 
 /*
  * Stop @target, the innermost function @cur runs or one it runs inside, with @why: its caller
- * goes on. Returns when the continuation is resumed (on whichever uthread and worker). @disarm:
- * a budget stop that no signal brought (budget_release()).
+ * goes on. Returns when the continuation is resumed (on whichever uthread and worker).
  */
-static void pfn_stop(struct jf_thread *cur, struct jf_pfn *target, int why, uint64_t now,
-		     bool disarm)
+static void pfn_stop(struct jf_thread *cur, struct jf_pfn *target, int why, uint64_t now)
 {
 	for (struct jf_pfn *q = cur->pfn; q != target; q = q->parent)
 		q->remaining = q->own_deadline == UINT64_MAX ? UINT64_MAX
@@ -270,7 +266,7 @@ static void pfn_stop(struct jf_thread *cur, struct jf_pfn *target, int why, uint
 	__atomic_store_n(&cur->worker->pfn_due_ns, cur->pfn ? cur->pfn->deadline : UINT64_MAX,
 			 __ATOMIC_RELAXED);
 	if (!cur->pfn)
-		budget_release(cur->worker, disarm);
+		budget_release(cur->worker);
 	__atomic_store_n(&target->state, PFN_STOPPED, __ATOMIC_RELEASE);
 	pfn_switch(cur, &target->ctx, &target->caller, &target->dummy_on_cpu, false);
 }
@@ -361,7 +357,7 @@ static int pfn_run(struct jf_thread *cur, struct jf_pfn *p, uint64_t budget_ns, 
 		__atomic_store_n(&cur->worker->pfn_due_ns,
 				 cur->pfn ? cur->pfn->deadline : UINT64_MAX, __ATOMIC_RELAXED);
 		if (!cur->pfn)
-			budget_release(cur->worker, false);
+			budget_release(cur->worker);
 		if (retval)
 			*retval = p->retval;
 		pfn_free(p);
@@ -470,7 +466,7 @@ int jf_pfn_pause(void)
 	if (!cur || !cur->pfn)
 		r = -EPERM;
 	else
-		pfn_stop(cur, cur->pfn, JF_PFN_PAUSED, jf_now_ns(), false);
+		pfn_stop(cur, cur->pfn, JF_PFN_PAUSED, jf_now_ns());
 	JF_RUNTIME_LEAVE();
 	return r;
 }
@@ -618,7 +614,7 @@ bool jf_pfn_on_request(struct worker *w, struct jf_thread *cur, uintptr_t pc, ui
 		pthread_sigmask(SIG_SETMASK, &w->sigmask, NULL); /* as preempt.c does: see there */
 	if (cancel)
 		jf_exit(JF_CANCELED); /* through jf_pfn_before_exit(): functions, then handlers */
-	pfn_stop(cur, target, JF_PFN_TIMEOUT, now, pc == 0);
+	pfn_stop(cur, target, JF_PFN_TIMEOUT, now);
 	return true;
 }
 
@@ -627,7 +623,7 @@ void jf_pfn_before_exit(struct jf_thread *cur, void *retval)
 	if (cur->pfn) {
 		struct jf_pfn *o = outermost(cur->pfn);
 		o->exit_retval = retval;
-		pfn_stop(cur, o, PFN_UNWIND, jf_now_ns(), false);
+		pfn_stop(cur, o, PFN_UNWIND, jf_now_ns());
 		jf_die("a preemptible function that was unwinding ran again");
 	}
 	__atomic_store_n(&cur->cancel_mode, JF_CANCEL_DISABLE, __ATOMIC_RELAXED);
