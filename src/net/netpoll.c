@@ -418,6 +418,10 @@ bool jf_netpoll_park(struct worker *w, uint64_t timeout_ns)
 	struct epoll_event ev[MAX_EVENTS];
 	int n;
 
+	/* np_init() stores np_park_epfd and np_evfd before it publishes np_epfd (release): read
+	 * them after acquiring it (TSan caught the plain read racing with a first registration) */
+	if (__atomic_load_n(&np_epfd, __ATOMIC_ACQUIRE) < 0)
+		return false;
 	if (__atomic_exchange_n(&jf__net_poller_parked, 1, __ATOMIC_SEQ_CST))
 		return false;
 	/* Kicked before it took the slot: that kick's eventfd write may have been read by the
