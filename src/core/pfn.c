@@ -69,11 +69,13 @@ static char budget_tag;
 /* The bytes at the top of a function's stack that hold its struct jf_pfn. */
 #define PFN_SIZE ((sizeof(struct jf_pfn) + JF_CACHELINE - 1) & ~(size_t)(JF_CACHELINE - 1))
 
-/* One allocation of the arena; the caller's bytes follow (16-byte aligned: malloc's is). */
+/* One allocation of the arena; the caller's bytes follow, 16-byte aligned (malloc's alignment,
+ * and the header is 16 bytes). */
 struct pfn_chunk {
 	struct pfn_chunk *next;
-	size_t size;
+	size_t pad;
 };
+_Static_assert(sizeof(struct pfn_chunk) == 16, "the arena hands out 16-byte aligned memory");
 
 static inline uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -176,12 +178,10 @@ void jf_pfn_on_run(struct worker *w, struct jf_thread *t, uint64_t now)
 	}
 }
 
-bool jf_pfn_signal(struct worker *w, const siginfo_t *si)
+void jf_pfn_signal(struct worker *w, const siginfo_t *si)
 {
-	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &budget_tag)
-		return false;
-	w->pfn_timer_at = 0; /* one-shot: it fired */
-	return true;
+	if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &budget_tag)
+		w->pfn_timer_at = 0; /* one-shot: it fired (jf_cancel()'s tgkill is not it) */
 }
 
 void jf_pfn_worker_stop(struct worker *w)
@@ -511,7 +511,6 @@ void *jf_pfn_alloc(size_t size)
 		errno = ENOMEM;
 		c = NULL;
 	} else {
-		c->size = size;
 		c->next = cur->pfn->arena;
 		cur->pfn->arena = c;
 	}

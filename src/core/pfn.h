@@ -62,8 +62,9 @@ void jf_pfn_on_run(struct worker *w, struct jf_thread *t, uint64_t now);
  * handler; denied code is retried later) and return true once it runs again.
  */
 bool jf_pfn_on_request(struct worker *w, struct jf_thread *cur, uintptr_t pc, uint64_t now);
-/* The preemption signal's handler: was @si sent by a budget's timer? (Then it notes it.) */
-bool jf_pfn_signal(struct worker *w, const siginfo_t *si);
+/* The budget signal's handler (preempt.c): note a budget timer's expiry (@si tells it from
+ * jf_cancel()'s tgkill). */
+void jf_pfn_signal(struct worker *w, const siginfo_t *si);
 /* jf_exit() from @cur: unwind the preemptible functions it runs, then its cleanup handlers. */
 void jf_pfn_before_exit(struct jf_thread *cur, void *retval);
 /* Worker stop: delete its budget timer. */

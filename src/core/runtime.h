@@ -467,19 +467,13 @@ void jf_timers_fini(struct worker *w);
 void jf_worker_kick(struct worker *self, struct worker *k);
 
 /*
- * jf_block_timeout() - block the calling uthread like jf_sched_block(@unlock) but wake it at
- * @deadline_ns if nothing else has. @on_timeout(@arg) runs when the timer fires, before the wake,
- * and must take the uthread off whatever wait queue it is on; it returns false if the uthread was
- * already woken another way (then the timer does not wake it).
- * Return: true if the wakeup came from the timer.
- */
-bool jf_block_timeout(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(void *arg),
-		      void *arg);
-/*
- * jf_block_wait() - jf_block_timeout() that a jf_cancel() can end too (@deadline_ns UINT64_MAX:
- * none). @on_timeout then takes the uthread off its queue (it runs on the canceller's side, or
- * from a timer when the request was already pending). Return: 0 when woken the ordinary way,
- * -ETIMEDOUT, -ECANCELED (then nothing blocked: the caller must not wait for its wakeup).
+ * jf_block_wait() - block the calling uthread like jf_sched_block(@unlock), until it is woken, or
+ * @deadline_ns passes (UINT64_MAX: never), or a jf_cancel() ends the wait. @on_timeout(@arg)
+ * runs for the last two, before the wake, and must take the uthread off whatever wait queue it
+ * is on; it returns false if the uthread was already woken another way (then it is not woken
+ * again). It runs on a timer's path or the canceller's, never with @unlock held. Return: 0 when
+ * woken the ordinary way, -ETIMEDOUT, -ECANCELED (then nothing was woken for it: the caller must
+ * not count on a wakeup it was waiting for).
  */
 int jf_block_wait(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(void *arg), void *arg);
 /* A cancellation of the calling uthread is pending and not disabled (blocking calls fail). */

@@ -2,7 +2,7 @@
  * timer.c - per-worker one-shot timers, sleeping, and blocking with a timeout.
  *
  * Owns: each worker's binary min-heap of struct jf_timer, the firing protocol, and
- * jf_block_timeout() on which sleeps and timed waits (and later the netpoller) are built.
+ * jf_block_wait() on which sleeps, timed and cancellable waits and the netpoller are built.
  * Timers fire on scheduling paths (a uthread switching, a worker's idle loop; an idle worker also
  * fires due timers of busy workers), never in a signal handler (a preemption's handler leaves due
  * timers to the scheduler loop: jf_sched_finish_preempt). A timer that becomes a heap's
@@ -204,9 +204,10 @@ unsigned jf_timers_run(struct worker *owner, uint64_t now)
 
 /*
  * struct jf_cwait - one blocked uthread's wait (jf_block_wait): on its stack, found by a
- * canceller through jf_thread.cw. The timer and the canceller may both try to end the wait:
- * @claimed lets one of them call @on_timeout, exactly once. The blocked uthread clears cw under
- * cw_lock after it woke, so a canceller that found it finishes with it first.
+ * canceller through jf_thread.cw (under cw_lock). The timer and the canceller may both try to
+ * end the wait: @claimed lets one of them call @on_timeout, exactly once. The blocked uthread
+ * clears cw after it woke and, if a cancellation was requested, takes cw_lock once, so a
+ * canceller that found it finishes with it first.
  */
 struct jf_cwait {
 	struct jf_timer timer; /* first: timeout_fire() converts back */
@@ -272,9 +273,17 @@ int jf_block_wait(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(voi
 	jf_sched_block_then(unlock, arm_wait, &cw);
 	if (cw.armed)
 		jf_timer_cancel(&cw.timer); /* also waits for a callback still finishing */
-	jf_spin_lock(&cur->cw_lock); /* a canceller still using @cw finishes first */
-	__atomic_store_n(&cur->cw, NULL, __ATOMIC_RELAXED);
-	jf_spin_unlock(&cur->cw_lock);
+	/*
+	 * Unpublish @cw, then look for a canceller (the same Dekker pairing as arm_wait()'s: it
+	 * stores cancel_req before it looks at cw). None: nobody can reach @cw any more, and this
+	 * wait (every sleep, condition or socket wait) costs no lock. One: it may be using @cw
+	 * under cw_lock; taking the lock waits for it to finish.
+	 */
+	__atomic_store_n(&cur->cw, NULL, __ATOMIC_SEQ_CST);
+	if (JF_UNLIKELY(__atomic_load_n(&cur->cancel_req, __ATOMIC_SEQ_CST))) {
+		jf_spin_lock(&cur->cw_lock);
+		jf_spin_unlock(&cur->cw_lock);
+	}
 	return cw.result;
 }
 
@@ -288,12 +297,6 @@ void jf_cancel_wake(struct jf_thread *t)
 	if (cw && __atomic_load_n(&t->cancel_mode, __ATOMIC_RELAXED) != JF_CANCEL_DISABLE)
 		cwait_end(cw, -ECANCELED);
 	jf_spin_unlock(&t->cw_lock);
-}
-
-bool jf_block_timeout(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(void *arg),
-		      void *arg)
-{
-	return jf_block_wait(unlock, deadline_ns, on_timeout, arg) != 0;
 }
 
 static bool sleep_over(void *arg)

@@ -138,14 +138,19 @@ static void arm(struct worker *w, uint64_t now, uint64_t delay_ns)
 static void ptimer_on_run(struct worker *w, uint64_t now)
 {
 	struct runtime *rt = jf_rt;
-	uint64_t when = UINT64_MAX, tdl;
+	uint64_t when = UINT64_MAX, tdl, due, exp;
 
 	if (!__atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED))
 		return;
+	due = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
+	tdl = jf_timers_next(w);
+	exp = __atomic_load_n(&ptw(w)->expiry_ns, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&ptw(w)->armed, __ATOMIC_RELAXED) && exp > now && exp <= due &&
+	    exp <= tdl)
+		return; /* fires by whatever this run could need: no policy call at this switch */
 	if (!rt->cfg.preempt_skip || jf_drv_has_work(&rt->drv, w->id) ||
 	    jf_netpoll_wants_busy_poll())
-		when = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
-	tdl = jf_timers_next(w);
+		when = due;
 	if (tdl < when)
 		when = tdl;
 	if (when != UINT64_MAX)

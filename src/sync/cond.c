@@ -15,26 +15,10 @@ void jf_cond_init(jf_cond_t *c)
 	memset(c, 0, sizeof(*c));
 }
 
-struct cond_timeout {
-	jf_cond_t *c;
-	struct jf_thread *t;
-};
-
-static bool cond_timeout_fired(void *arg)
-{
-	struct cond_timeout *ct = arg;
-	bool removed;
-
-	jf_spin_lock(&ct->c->lock);
-	removed = waitq_remove(&ct->c->waiters, &ct->c->lock, ct->t);
-	jf_spin_unlock(&ct->c->lock);
-	return removed;
-}
-
 static int cond_wait_common(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline, bool timed)
 {
 	struct jf_thread *cur = sync_current("jf_cond_wait");
-	struct cond_timeout ct = {c, cur};
+	struct waitq_wait ww = {&c->waiters, &c->lock, cur};
 	int r;
 
 	if (m->owner != cur)
@@ -47,8 +31,8 @@ static int cond_wait_common(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline, bool
 	waitq_push(&c->waiters, &c->lock, cur);
 	jf_wait_note(cur, "cond", c);
 	jf_mutex_unlock(m);
-	/* cond_timeout_fired() also takes it off the queue for a jf_cancel(): -ECANCELED */
-	r = jf_block_wait(&c->lock, timed ? deadline : UINT64_MAX, cond_timeout_fired, &ct);
+	/* a timeout or a jf_cancel() takes it off the queue (waitq_wait_over) */
+	r = jf_block_wait(&c->lock, timed ? deadline : UINT64_MAX, waitq_wait_over, &ww);
 	jf_mutex_lock(m);
 	return r;
 }

@@ -51,27 +51,10 @@ int jf_waitgroup_done(jf_waitgroup_t *wg)
 	return jf_waitgroup_add(wg, -1);
 }
 
-struct wg_wait {
-	jf_waitgroup_t *wg;
-	struct jf_thread *t;
-};
-
-/* A jf_cancel() of the waiter: off the queue unless the count reached 0 first. */
-static bool wg_wait_cancelled(void *arg)
-{
-	struct wg_wait *ww = arg;
-	bool removed;
-
-	jf_spin_lock(&ww->wg->lock);
-	removed = waitq_remove(&ww->wg->waiters, &ww->wg->lock, ww->t);
-	jf_spin_unlock(&ww->wg->lock);
-	return removed;
-}
-
 static int jf_waitgroup_wait_in_runtime(jf_waitgroup_t *wg)
 {
 	struct jf_thread *cur = sync_current("jf_waitgroup_wait");
-	struct wg_wait ww = {wg, cur};
+	struct waitq_wait ww = {&wg->waiters, &wg->lock, cur};
 
 	if (jf_cancel_due(cur))
 		return -ECANCELED;
@@ -82,7 +65,8 @@ static int jf_waitgroup_wait_in_runtime(jf_waitgroup_t *wg)
 	}
 	waitq_push(&wg->waiters, &wg->lock, cur);
 	jf_wait_note(cur, "waitgroup", wg);
-	return jf_block_wait(&wg->lock, UINT64_MAX, wg_wait_cancelled, &ww);
+	/* a jf_cancel() takes it off the queue unless the count reached 0 first */
+	return jf_block_wait(&wg->lock, UINT64_MAX, waitq_wait_over, &ww);
 }
 
 int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n)

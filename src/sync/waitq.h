@@ -1,7 +1,8 @@
 /*
  * waitq.h - FIFO wait queues of blocked uthreads, linked through jf_thread.wq_next.
  *
- * Owns: the queue operations every blocking primitive uses. The caller holds the spinlock that
+ * Owns: the queue operations every blocking primitive uses, and the removal its timeouts and
+ * cancellations share (waitq_wait_over). The caller holds the spinlock that
  * protects the queue and passes it (@lock), which JF_ASSERT checks is held; wq_queued tells a
  * timeout callback whether the uthread is still queued.
  */
@@ -61,6 +62,28 @@ static inline bool waitq_remove(struct jf_waitq *q, const uint32_t *lock, struct
 	t->wq_next = NULL;
 	t->wq_queued = 0;
 	return true;
+}
+
+/*
+ * struct waitq_wait - a uthread in @q (protected by @lock) waiting in jf_block_wait(), with
+ * waitq_wait_over() as its on_timeout: a timeout or a jf_cancel() takes it off the queue unless
+ * the ordinary wake-up did first.
+ */
+struct waitq_wait {
+	struct jf_waitq *q;
+	uint32_t *lock;
+	struct jf_thread *t;
+};
+
+static inline bool waitq_wait_over(void *arg)
+{
+	struct waitq_wait *ww = arg;
+	bool removed;
+
+	jf_spin_lock(ww->lock);
+	removed = waitq_remove(ww->q, ww->lock, ww->t);
+	jf_spin_unlock(ww->lock);
+	return removed;
 }
 
 /* The calling uthread, or a clear death for API misuse outside the runtime. */
