@@ -12,6 +12,8 @@
 // other P takes the goroutine first. ctx_switch and wakeup_xworker use unbuffered channels (Go's
 // idiomatic handoff); mutex_pingpong and condvar_pingpong use sync.Mutex and sync.Cond.
 //
+// `go_bench sync [OP...]` runs the synchronization-primitive ops of sync.go instead.
+//
 // Only the standard library; builds with Go 1.19 (Debian 12's golang-go) and newer.
 package main
 
@@ -283,6 +285,10 @@ func opMutexPingpong(iters uint64) sample {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "sync" { // the synchronization set (sync.go)
+		syncMain(os.Args[2:])
+		return
+	}
 	ops := map[string]struct {
 		fn    opFunc
 		procs int
