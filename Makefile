@@ -14,6 +14,8 @@
 #                  and zlib built with probes (scripts/zlib-probes.sh); prints the table, writes
 #                  docs/img/pfn_bomb.png (~2-3 min)
 #   make bench     the full benchmark table (Jiffy vs Boost.Fiber, Go, pthreads), the
+#                  synchronization primitives' tables beside the same peers and Skyloft Table 7
+#                  (bench/run_sync.sh, ~1 min), the
 #                  idle-spin measurement, the preemption benchmarks and the wakeup-latency
 #                  benchmark per policy (schbench)
 #   make calibrate jiffy-calibrate: the smallest quantum per mechanism on this machine
@@ -124,7 +126,9 @@ demo-bomb: build
 
 bench: build
 	@scripts/deps.sh bench
-	@bench/run.sh $(BUILD)
+	@BENCH_OUT=$(BUILD)/bench/core.tsv bench/run.sh $(BUILD)
+	@echo "== synchronization primitives beside Boost.Fiber, Go and pthreads; Skyloft Table 7 (docs/perf-sync.md) =="
+	@BENCH_CORE=$(BUILD)/bench/core.tsv bench/run_sync.sh $(BUILD)
 	@echo "== idle spin before parking (JIFFY_SPIN_US) =="
 	@$(BUILD)/bench/idle_spin
 	@echo "== preemption: signal floor, per-preemption cost, slowdown vs quantum, timeliness, dispatcher =="
