@@ -206,6 +206,22 @@ fi
 
 # ---- run --------------------------------------------------------------------------------------
 
+# How many CPUs' worth of work something else did during 1 s (from /proc/stat; as run.sh).
+busy_cpus() {
+	local a b
+	a=$(head -n 1 /proc/stat)
+	sleep 1
+	b=$(head -n 1 /proc/stat)
+	awk -v a="$a" -v b="$b" -v n="$(nproc)" 'BEGIN {
+		split(a, x); split(b, y); tot = 0
+		for (i = 2; i <= 9; i++) tot += y[i] - x[i]
+		idle = (y[5] - x[5]) + (y[6] - x[6])
+		printf "%.2f", (tot > 0 ? n * (tot - idle) / tot : 0) }'
+}
+busy_before=$(busy_cpus)
+if awk -v b="$busy_before" 'BEGIN { exit !(b >= 0.2) }'; then
+	note "the machine was busy before the run ($busy_before CPUs in use): numbers are noisier"
+fi
 : >"$work/raw"
 run_one() { # runtime key args...
 	local rt=$1 key=$2 rc=0
@@ -253,6 +269,7 @@ cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | 
 echo "Jiffy synchronization-primitive benchmarks (bench/run_sync.sh)"
 echo "date:     $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "machine:  $(nproc) CPUs, ${cpu_model:-unknown CPU}, Linux $(uname -r)"
+echo "idle:     $busy_before CPUs busy in the second before the run, $(busy_cpus) after it"
 echo "build:    $build (CMAKE_BUILD_TYPE=$(cache_get CMAKE_BUILD_TYPE))"
 go_version=missing
 if [[ -n $go_cmd ]]; then go_version=$("$go_cmd" version 2>/dev/null | awk '{print $3}'); fi
@@ -260,6 +277,7 @@ echo "peers:    Boost.Fiber $( ((have_fiber)) && cache_get JIFFY_BENCH_BOOST_VER
 	"Go $go_version, glibc $(ldd --version 2>/dev/null | awk 'NR == 1 {print $NF}')"
 run_ms=100
 if [[ ${BENCH_QUICK:-} == 1 ]]; then run_ms=20; fi
+echo "jiffy:    JIFFY_* from the environment: $(env | grep -E '^JIFFY_' | tr '\n' ' ' || true)(none = defaults)"
 echo "method:   5 timed runs of ~$run_ms ms per op after calibration; Table 7's core rows:" \
 	"$([[ -n $core_raw ]] && echo "from $core_raw" || echo "measured here")"
 echo
