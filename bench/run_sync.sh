@@ -14,7 +14,10 @@
 # Usage: bench/run_sync.sh [BUILD_DIR [OP...]]     measure (one round) and print the tables
 #        bench/run_sync.sh --tables RAW...          print the tables of earlier rounds' raw files:
 #                                                  median of the rounds' medians, min-max over all
-# Environment: BENCH_OUT=file   write the raw "<runtime>\t<op>\t<min>\t<median>\t<max>" lines
+# Environment: BENCH_JIFFY_VARIANTS="VAR=VAL ...;..."  run Jiffy again with each ';'-separated set
+#                               of variables, as extra columns (default JIFFY_PREEMPT=none: what
+#                               the default preemption mechanism adds; empty: none)
+#              BENCH_OUT=file   write the raw "<runtime>\t<op>\t<min>\t<median>\t<max>" lines
 #              BENCH_CORE=file  the raw lines of bench/run.sh (its BENCH_OUT) for Table 7's rows
 #              BENCH_QUICK=1    timed runs of ~20 ms instead of ~100 ms; GO=path; JIFFY_* as run.sh
 set -euo pipefail
@@ -52,6 +55,7 @@ tables() {
 	}
 	{
 		rt = $1; op = $2
+		if (rt ~ /^jiffy:/ && !(rt in isvar)) { isvar[rt] = 1; vars[++nvars] = rt }
 		if ($3 == "n/a") { na[rt, op] = 1; next }
 		if ($3 !~ /^[0-9.]+$/) next
 		meds[rt, op] = ((rt, op) in meds ? meds[rt, op] " " : "") $4
@@ -75,9 +79,14 @@ tables() {
 		print ""
 	}
 	END {
-		nrt = split(rts, rt_, " ")
+		split(rts, base, " ")
+		nrt = 0
+		rt_[++nrt] = base[1]
+		for (k = 1; k <= nvars; k++) rt_[++nrt] = vars[k]
+		for (k = 2; k in base; k++) rt_[++nrt] = base[k]
 		rtname["jiffy"] = "Jiffy"; rtname["boost_fiber"] = "Boost.Fiber"; rtname["go"] = "Go"
 		rtname["pthread"] = "pthreads"
+		for (k = 1; k <= nvars; k++) { v = vars[k]; sub(/^jiffy:/, "", v); rtname[vars[k]] = "Jiffy " v }
 		print "ns per op: median of the timed runs [min-max over them]; n/a: no such primitive (notes)"
 		print ""
 		table("mutex", "mutex_uncontended;mutex_contended",
@@ -91,14 +100,20 @@ tables() {
 		table("channels", "chan_buffered;chan_unbuffered_pingpong;chan_mpmc",
 			"send+recv, capacity 64;per one-way handoff;2+2 on 2 workers, per item")
 		print "Skyloft Table 7 (SOSP24, ns; their machine) beside this run (median [min-max])"
-		printf "| %-10s | %8s | %6s | %7s | %22s | %22s | %22s | %22s |\n", "op", \
-			"Skyloft", "Go", "pthread", "Jiffy", "Go (here)", "pthreads (here)", "Boost.Fiber (here)"
-		printf "|------------|---------:|-------:|--------:|-----------------------:|-----------------------:|-----------------------:|-----------------------:|\n"
+		split("jiffy go pthread boost_fiber", t7rt, " ")
+		for (k = 1; k <= nvars; k++) t7rt[4 + k] = vars[k]
+		printf "| %-10s | %8s | %6s | %7s |", "op", "Skyloft", "Go", "pthread"
+		for (k = 1; k <= 4 + nvars; k++) printf " %22s |", rtname[t7rt[k]] " (here)"
+		printf "\n|------------|---------:|-------:|--------:|"
+		for (k = 1; k <= 4 + nvars; k++) printf "%s|", "-----------------------:"
+		printf "\n"
 		split("Yield;Spawn;Mutex;Condvar", t7n, ";"); split("yield;spawn_join;mutex_uncontended;condvar_pingpong", t7o, ";")
 		split("37;191;27;86", sk, ";"); split("108;503;25;262", gp, ";"); split("898;15418;28;2532", pp, ";")
-		for (i = 1; i <= 4; i++)
-			printf "| %-10s | %8s | %6s | %7s | %22s | %22s | %22s | %22s |\n", t7n[i], sk[i], gp[i], pp[i],
-				cell("jiffy", t7o[i]), cell("go", t7o[i]), cell("pthread", t7o[i]), cell("boost_fiber", t7o[i])
+		for (i = 1; i <= 4; i++) {
+			printf "| %-10s | %8s | %6s | %7s |", t7n[i], sk[i], gp[i], pp[i]
+			for (k = 1; k <= 4 + nvars; k++) printf " %22s |", cell(t7rt[k], t7o[i])
+			printf "\n"
+		}
 		print ""
 		print "Table 7 rows here: Yield = yield (per call, 2 runnable on one worker), Spawn = spawn_join (spawn"
 		print "+ join of a no-op), Mutex = mutex_uncontended, Condvar = condvar_pingpong (one-way handoff on one"
@@ -198,6 +213,9 @@ if [[ -n $core_raw && ! -s $core_raw ]]; then
 	note "BENCH_CORE=$core_raw is empty or missing: Table 7's core rows are measured here"
 	core_raw=
 fi
+if [[ -n ${BENCH_JIFFY_VARIANTS-JIFFY_PREEMPT=none} && -n $core_raw ]]; then
+	build_target jiffy jiffy_bench core # the variants' Table 7 core rows
+fi
 if [[ -z $core_raw ]]; then
 	build_target jiffy jiffy_bench core
 	build_target pthread pthread_bench core
@@ -250,6 +268,29 @@ for rt in "${runtimes[@]}"; do
 	else
 		run_one "$rt" sync ${ops[@]+"${ops[@]}"}
 	fi
+done
+# Jiffy again under each variant's settings (a column "Jiffy <settings>"; its Table 7 core rows too).
+IFS=';' read -r -a variants <<<"${BENCH_JIFFY_VARIANTS-JIFFY_PREEMPT=none}"
+for v in ${variants[@]+"${variants[@]}"}; do
+	read -r -a assigns <<<"$v"
+	((${#assigns[@]} > 0)) || continue
+	label="jiffy:$(IFS=' '; echo "${assigns[*]}")"
+	for key in sync core; do
+		[[ -n ${bin[jiffy,$key]:-} ]] || continue
+		if [[ $key == core ]]; then
+			((${#ops[@]} == 0)) || continue
+			args=("${t7_core_ops[@]}")
+		else
+			args=(${ops[@]+"${ops[@]}"})
+		fi
+		progress "running jiffy ($key) with ${assigns[*]}"
+		rc=0
+		env "${assigns[@]}" timeout 300 "${bin[jiffy,$key]}" ${args[@]+"${args[@]}"} \
+			>"$work/variant.out" 2>"$work/variant.err" || rc=$?
+		awk -F '\t' -v l="$label" 'BEGIN { OFS = "\t" } $1 == "jiffy" { $1 = l; print }' \
+			"$work/variant.out" >>"$work/raw"
+		if ((rc != 0)); then note "jiffy with ${assigns[*]}: ${bin[jiffy,$key]##*/} exited with status $rc"; fi
+	done
 done
 if [[ -n $core_raw ]]; then
 	grep -E "	($(
