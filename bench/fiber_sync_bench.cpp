@@ -84,6 +84,9 @@ struct Group {
 	std::atomic<unsigned> left;
 	std::atomic<unsigned> started{0};
 	uint64_t t0 = 0, t1 = 0;
+	uint64_t stop_at = now_ns() + bench_sync_cap_ns();
+	std::atomic<uint64_t> done{0};
+	std::atomic<uint64_t> stop_round{UINT64_MAX};
 	uint64_t counter = 0;
 	std::atomic<uint64_t> sum{0};
 	boost::fibers::mutex mutex;
@@ -97,6 +100,11 @@ void group_start(Group &g)
 	g.start.wait();
 	if (g.started.fetch_add(1) == 0)
 		g.t0 = now_ns();
+}
+
+bool expired(const Group &g, uint64_t i)
+{
+	return i % BENCH_SYNC_CHECK_EVERY == 0 && now_ns() > g.stop_at;
 }
 
 void group_end(Group &g)
@@ -154,18 +162,20 @@ bench_sample op_mutex_contended(void *, uint64_t iters)
 	uint64_t ns = run_group(
 		g,
 		[](Group &g, unsigned) {
+			uint64_t i;
 			group_start(g);
-			for (uint64_t i = 0; i < g.per; i++) {
+			for (i = 0; i < g.per && !expired(g, i); i++) {
 				g.mutex.lock();
 				g.counter++;
 				g.mutex.unlock();
 			}
+			g.done += i;
 			group_end(g);
 		},
 		BENCH_SYNC_WORKERS);
-	if (g.counter != g.per * g.n)
+	if (g.counter != g.done.load())
 		die("mutex_contended: lost updates");
-	return bench_sample{ns, g.per * g.n};
+	return bench_sample{ns, g.counter};
 }
 
 /* ---- barrier ---- */
@@ -175,14 +185,20 @@ bench_sample op_barrier_round(void *, uint64_t iters)
 	Group g(BENCH_SYNC_THREADS, iters);
 	uint64_t ns = run_group(
 		g,
-		[](Group &g, unsigned) {
+		[](Group &g, unsigned idx) {
+			uint64_t i;
 			group_start(g);
-			for (uint64_t i = 0; i < g.per; i++)
+			for (i = 0; i < g.per && i < g.stop_round.load(); i++) {
+				if (idx == 0 && expired(g, i))
+					g.stop_round = i + 1; /* see jiffy_sync_bench.c */
 				g.barrier.wait();
+			}
+			if (idx == 0)
+				g.done = i;
 			group_end(g);
 		},
 		BENCH_SYNC_WORKERS);
-	return bench_sample{ns, iters};
+	return bench_sample{ns, g.done.load()};
 }
 
 /* ---- once: std::call_once (Boost.Fiber has no once) ---- */

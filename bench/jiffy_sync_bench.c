@@ -71,6 +71,9 @@ struct group {
 	atomic_uint left;    /* uthreads still running their loop */
 	atomic_uint started; /* uthreads past the start barrier */
 	uint64_t t0, t1;
+	uint64_t stop_at;            /* capped ops stop at this jf_now_ns() (sync_common.h) */
+	_Atomic uint64_t done;       /* capped ops: the operations done */
+	_Atomic uint64_t stop_round; /* barrier_round: the round every party stops at */
 	uint64_t counter; /* what the critical sections touch */
 	_Atomic uint64_t sum; /* chan_mpmc: the sum of the values received */
 	jf_mutex_t mutex;
@@ -103,6 +106,9 @@ static void group_init(struct group *g, unsigned n, uint64_t per)
 	atomic_init(&g->left, n);
 	atomic_init(&g->started, 0);
 	atomic_init(&g->sum, 0);
+	atomic_init(&g->done, 0);
+	atomic_init(&g->stop_round, UINT64_MAX);
+	g->stop_at = jf_now_ns() + bench_sync_cap_ns();
 	jf_mutex_init(&g->mutex);
 }
 
@@ -112,6 +118,12 @@ static void group_start(struct member *m)
 	jf_waitgroup_wait(&m->g->start);
 	if (atomic_fetch_add(&m->g->started, 1) == 0)
 		m->g->t0 = jf_now_ns();
+}
+
+/* expired() - whether a capped op's uthread should stop before iteration @i. */
+static int expired(const struct group *g, uint64_t i)
+{
+	return i % BENCH_SYNC_CHECK_EVERY == 0 && jf_now_ns() > g->stop_at;
 }
 
 static void group_end(struct member *m)
@@ -156,12 +168,14 @@ static void *mutex_hammer(void *arg)
 {
 	struct member *m = arg;
 	struct group *g = m->g;
+	uint64_t i;
 	group_start(m);
-	for (uint64_t i = 0; i < g->per; i++) {
+	for (i = 0; i < g->per && !expired(g, i); i++) {
 		jf_mutex_lock(&g->mutex);
 		g->counter++;
 		jf_mutex_unlock(&g->mutex);
 	}
+	atomic_fetch_add(&g->done, i);
 	group_end(m);
 	return NULL;
 }
@@ -172,9 +186,9 @@ static struct bench_sample op_mutex_contended(void *ctx, uint64_t iters)
 	(void)ctx;
 	group_init(&g, BENCH_SYNC_THREADS, bench_sync_per_thread(iters, BENCH_SYNC_THREADS));
 	uint64_t ns = run_group(&g, mutex_hammer, BENCH_SYNC_WORKERS);
-	if (g.counter != g.per * g.n)
+	if (g.counter != atomic_load(&g.done))
 		die("mutex_contended: lost updates", EPROTO);
-	return (struct bench_sample){ns, g.per * g.n};
+	return (struct bench_sample){ns, g.counter};
 }
 
 /* ---- rwlock ---- */
@@ -196,9 +210,9 @@ static struct bench_sample op_rwlock_rd_uncontended(void *ctx, uint64_t iters)
 static void rw_mix(struct member *m, unsigned writes_per_10)
 {
 	struct group *g = m->g;
-	uint64_t sink = 0;
+	uint64_t sink = 0, i;
 	group_start(m);
-	for (uint64_t i = 0; i < g->per; i++) {
+	for (i = 0; i < g->per && !expired(g, i); i++) {
 		if ((i + m->idx) % 10 < writes_per_10) {
 			jf_rwlock_wrlock(&g->rw);
 			g->counter++;
@@ -208,6 +222,7 @@ static void rw_mix(struct member *m, unsigned writes_per_10)
 		}
 		jf_rwlock_unlock(&g->rw);
 	}
+	atomic_fetch_add(&g->done, i);
 	group_end(m);
 	__asm__ volatile("" : : "r"(sink));
 }
@@ -230,7 +245,7 @@ static struct bench_sample rw_contended(uint64_t iters, jf_thread_fn fn)
 	group_init(&g, BENCH_SYNC_THREADS, bench_sync_per_thread(iters, BENCH_SYNC_THREADS));
 	jf_rwlock_init(&g.rw);
 	uint64_t ns = run_group(&g, fn, BENCH_SYNC_WORKERS);
-	return (struct bench_sample){ns, g.per * g.n};
+	return (struct bench_sample){ns, atomic_load(&g.done)};
 }
 
 static struct bench_sample op_rwlock_read90(void *ctx, uint64_t iters)
@@ -299,9 +314,17 @@ static void *barrier_rounds(void *arg)
 {
 	struct member *m = arg;
 	struct group *g = m->g;
+	uint64_t i;
 	group_start(m);
-	for (uint64_t i = 0; i < g->per; i++)
+	/* Party 0 decides when to stop: at round i it sets stop_round = i + 1, which every other
+	 * party reads after passing barrier i, so all stop after the same number of rounds. */
+	for (i = 0; i < g->per && i < atomic_load(&g->stop_round); i++) {
+		if (m->idx == 0 && expired(g, i))
+			atomic_store(&g->stop_round, i + 1);
 		check("jf_barrier_wait", jf_barrier_wait(&g->barrier));
+	}
+	if (m->idx == 0)
+		atomic_store(&g->done, i);
 	group_end(m);
 	return NULL;
 }
@@ -314,7 +337,7 @@ static struct bench_sample op_barrier_round(void *ctx, uint64_t iters)
 	check("jf_barrier_init", jf_barrier_init(&g.barrier, BENCH_SYNC_THREADS));
 	uint64_t ns = run_group(&g, barrier_rounds, BENCH_SYNC_WORKERS);
 	check("jf_barrier_destroy", jf_barrier_destroy(&g.barrier));
-	return (struct bench_sample){ns, iters};
+	return (struct bench_sample){ns, atomic_load(&g.done)};
 }
 #endif
 

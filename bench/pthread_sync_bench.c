@@ -75,6 +75,9 @@ struct group {
 	atomic_uint left;
 	atomic_uint started;
 	uint64_t t0, t1;
+	uint64_t stop_at;
+	_Atomic uint64_t done;
+	_Atomic uint64_t stop_round;
 	uint64_t counter;
 	pthread_mutex_t mutex;
 	pthread_rwlock_t rw;
@@ -95,6 +98,9 @@ static void group_init(struct group *g, unsigned n, uint64_t per)
 	pthread_barrier_init(&g->start, NULL, n);
 	atomic_init(&g->left, n);
 	atomic_init(&g->started, 0);
+	atomic_init(&g->done, 0);
+	atomic_init(&g->stop_round, UINT64_MAX);
+	g->stop_at = now_ns() + bench_sync_cap_ns();
 	pthread_mutex_init(&g->mutex, NULL);
 	pthread_rwlock_init(&g->rw, NULL);
 	sem_init(&g->sem_a, 0, 0);
@@ -117,6 +123,11 @@ static void group_start(struct member *m)
 	pthread_barrier_wait(&m->g->start);
 	if (atomic_fetch_add(&m->g->started, 1) == 0)
 		m->g->t0 = now_ns();
+}
+
+static int expired(const struct group *g, uint64_t i)
+{
+	return i % BENCH_SYNC_CHECK_EVERY == 0 && now_ns() > g->stop_at;
 }
 
 static void group_end(struct member *m)
@@ -172,12 +183,14 @@ static void *mutex_hammer(void *arg)
 {
 	struct member *m = arg;
 	struct group *g = m->g;
+	uint64_t i;
 	group_start(m);
-	for (uint64_t i = 0; i < g->per; i++) {
+	for (i = 0; i < g->per && !expired(g, i); i++) {
 		pthread_mutex_lock(&g->mutex);
 		g->counter++;
 		pthread_mutex_unlock(&g->mutex);
 	}
+	atomic_fetch_add(&g->done, i);
 	group_end(m);
 	return NULL;
 }
@@ -188,10 +201,10 @@ static struct bench_sample op_mutex_contended(void *ctx, uint64_t iters)
 	(void)ctx;
 	group_init(&g, BENCH_SYNC_THREADS, bench_sync_per_thread(iters, BENCH_SYNC_THREADS));
 	uint64_t ns = run_group(&g, mutex_hammer, BENCH_SYNC_WORKERS);
-	if (g.counter != g.per * g.n)
+	if (g.counter != atomic_load(&g.done))
 		die("mutex_contended: lost updates", EPROTO);
 	group_destroy(&g);
-	return (struct bench_sample){ns, g.per * g.n};
+	return (struct bench_sample){ns, g.counter};
 }
 
 /* ---- rwlock ---- */
@@ -211,9 +224,9 @@ static struct bench_sample op_rwlock_rd_uncontended(void *ctx, uint64_t iters)
 static void rw_mix(struct member *m, unsigned writes_per_10)
 {
 	struct group *g = m->g;
-	uint64_t sink = 0;
+	uint64_t sink = 0, i;
 	group_start(m);
-	for (uint64_t i = 0; i < g->per; i++) {
+	for (i = 0; i < g->per && !expired(g, i); i++) {
 		if ((i + m->idx) % 10 < writes_per_10) {
 			pthread_rwlock_wrlock(&g->rw);
 			g->counter++;
@@ -223,6 +236,7 @@ static void rw_mix(struct member *m, unsigned writes_per_10)
 		}
 		pthread_rwlock_unlock(&g->rw);
 	}
+	atomic_fetch_add(&g->done, i);
 	group_end(m);
 	__asm__ volatile("" : : "r"(sink));
 }
@@ -245,7 +259,7 @@ static struct bench_sample rw_contended(uint64_t iters, void *(*fn)(void *))
 	group_init(&g, BENCH_SYNC_THREADS, bench_sync_per_thread(iters, BENCH_SYNC_THREADS));
 	uint64_t ns = run_group(&g, fn, BENCH_SYNC_WORKERS);
 	group_destroy(&g);
-	return (struct bench_sample){ns, g.per * g.n};
+	return (struct bench_sample){ns, atomic_load(&g.done)};
 }
 
 static struct bench_sample op_rwlock_read90(void *ctx, uint64_t iters)
@@ -311,12 +325,17 @@ static void *barrier_rounds(void *arg)
 {
 	struct member *m = arg;
 	struct group *g = m->g;
+	uint64_t i;
 	group_start(m);
-	for (uint64_t i = 0; i < g->per; i++) {
+	for (i = 0; i < g->per && i < atomic_load(&g->stop_round); i++) {
+		if (m->idx == 0 && expired(g, i))
+			atomic_store(&g->stop_round, i + 1); /* see jiffy_sync_bench.c */
 		int rc = pthread_barrier_wait(&g->barrier);
 		if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)
 			die("pthread_barrier_wait", rc);
 	}
+	if (m->idx == 0)
+		atomic_store(&g->done, i);
 	group_end(m);
 	return NULL;
 }
@@ -328,7 +347,7 @@ static struct bench_sample op_barrier_round(void *ctx, uint64_t iters)
 	group_init(&g, BENCH_SYNC_THREADS, iters);
 	uint64_t ns = run_group(&g, barrier_rounds, BENCH_SYNC_WORKERS);
 	group_destroy(&g);
-	return (struct bench_sample){ns, iters};
+	return (struct bench_sample){ns, atomic_load(&g.done)};
 }
 
 /* ---- once ---- */

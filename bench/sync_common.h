@@ -34,7 +34,8 @@
  * goroutine with GOMAXPROCS=1, a kernel thread (the ping-pongs: two threads pinned to one CPU).
  * "On 2 workers": uthreads placed alternately on workers 0 and 1; fibers split over two pinned
  * threads; GOMAXPROCS=2; kernel threads pinned alternately to the first two CPUs. The contended
- * ops time from the start barrier to the last thread's end.
+ * ops time from the start barrier to the last thread's end; the lock and barrier ones stop early
+ * at bench_sync_cap_ns() (below) and count the operations they did.
  */
 #ifndef JIFFY_BENCH_SYNC_COMMON_H
 #define JIFFY_BENCH_SYNC_COMMON_H
@@ -45,6 +46,15 @@
 #define BENCH_SYNC_THREADS 4 /* threads of the contended ops (mutex, rwlock, barrier, chan_mpmc) */
 #define BENCH_SYNC_WORKERS 2 /* ... spread over this many workers / CPUs */
 #define BENCH_SYNC_CHAN_CAP 64 /* a power of two: Boost's buffered_channel requires one */
+/*
+ * The contended lock and barrier ops stop early once a run has lasted BENCH_SYNC_CAP_FACTOR times
+ * bench_target_ns() (checked every BENCH_SYNC_CHECK_EVERY iterations) and count what they did: a
+ * runtime whose contended cost is bimodal (Jiffy under ws: the uthreads either end up on one worker,
+ * running one after the other at the uncontended cost, or convoy on the lock at ~100x that) would
+ * otherwise be calibrated in the fast mode and take minutes per run in the slow one.
+ */
+#define BENCH_SYNC_CAP_FACTOR 3
+#define BENCH_SYNC_CHECK_EVERY 64
 
 #define BENCH_SYNC_NOPS 13
 static const char *const bench_sync_op_names[BENCH_SYNC_NOPS] = {
@@ -120,6 +130,12 @@ static inline int bench_sync_run(const char *runtime, const char *op, bench_fn f
 	       ns_per_op[BENCH_SYNC_REPS / 2], ns_per_op[BENCH_SYNC_REPS - 1]);
 	fflush(stdout);
 	return 0;
+}
+
+/* bench_sync_cap_ns() - how long a run of a capped op may last (see BENCH_SYNC_CAP_FACTOR). */
+static inline uint64_t bench_sync_cap_ns(void)
+{
+	return BENCH_SYNC_CAP_FACTOR * bench_target_ns();
 }
 
 /* bench_sync_per_thread() - iterations per thread when @threads share @iters (at least 1). */

@@ -29,6 +29,8 @@ const (
 	syncThreads = 4  // BENCH_SYNC_THREADS
 	syncWorkers = 2  // BENCH_SYNC_WORKERS
 	syncChanCap = 64 // BENCH_SYNC_CHAN_CAP
+	capFactor   = 3  // BENCH_SYNC_CAP_FACTOR: capped ops stop after 3 x the target run time
+	checkEvery  = 64 // BENCH_SYNC_CHECK_EVERY
 )
 
 var syncOpNames = []string{
@@ -86,6 +88,8 @@ type group struct {
 	left    int32
 	started int32
 	t0, t1  time.Time
+	stopAt  time.Time // capped ops stop then (bench/sync_common.h)
+	ops     uint64    // capped ops: the operations done
 	counter uint64
 	sum     uint64
 	mu      sync.Mutex
@@ -97,7 +101,11 @@ type group struct {
 }
 
 func newGroup(n int, per uint64) *group {
-	g := &group{per: per, n: n, left: int32(n)}
+	target := targetNs
+	if os.Getenv("BENCH_QUICK") == "1" {
+		target = quickNs
+	}
+	g := &group{per: per, n: n, left: int32(n), stopAt: time.Now().Add(capFactor * target)}
 	g.start.Add(n)
 	g.done.Add(n)
 	return g
@@ -109,6 +117,11 @@ func (g *group) begin() {
 	if atomic.AddInt32(&g.started, 1) == 1 {
 		g.t0 = time.Now()
 	}
+}
+
+// expired: whether a capped op's goroutine should stop before iteration i.
+func (g *group) expired(i uint64) bool {
+	return i%checkEvery == 0 && time.Now().After(g.stopAt)
 }
 
 func (g *group) end() {
@@ -155,17 +168,19 @@ func opMutexContended(iters uint64) sample {
 	g := newGroup(syncThreads, perThread(iters, syncThreads))
 	d := g.run(func(g *group, idx int) {
 		g.begin()
-		for i := uint64(0); i < g.per; i++ {
+		i := uint64(0)
+		for ; i < g.per && !g.expired(i); i++ {
 			g.mu.Lock()
 			g.counter++
 			g.mu.Unlock()
 		}
+		atomic.AddUint64(&g.ops, i)
 		g.end()
 	})
-	if g.counter != g.per*uint64(g.n) {
+	if g.counter != g.ops {
 		syncDie("mutex_contended: lost updates")
 	}
-	return sample{d, g.per * uint64(g.n)}
+	return sample{d, g.counter}
 }
 
 // ---- rwlock ----
@@ -187,7 +202,8 @@ func rwContended(iters uint64, writesPer10 uint64) sample {
 	d := g.run(func(g *group, idx int) {
 		sink := uint64(0)
 		g.begin()
-		for i := uint64(0); i < g.per; i++ {
+		i := uint64(0)
+		for ; i < g.per && !g.expired(i); i++ {
 			if (i+uint64(idx))%10 < writesPer10 {
 				g.rw.Lock()
 				g.counter++
@@ -198,10 +214,11 @@ func rwContended(iters uint64, writesPer10 uint64) sample {
 				g.rw.RUnlock()
 			}
 		}
+		atomic.AddUint64(&g.ops, i)
 		g.end()
 		atomic.AddUint64(&rwSink, sink)
 	})
-	return sample{d, g.per * uint64(g.n)}
+	return sample{d, g.ops}
 }
 
 func opRwlockRead90(iters uint64) sample  { return rwContended(iters, 1) }
