@@ -99,6 +99,7 @@ tables() {
 		table("waitgroup", "waitgroup_round", "add(1)+done+wait")
 		table("channels", "chan_buffered;chan_unbuffered_pingpong;chan_mpmc",
 			"send+recv, capacity 64;per one-way handoff;2+2 on 2 workers, per item")
+		table("condvar (bench/run.sh op: [min] only)", "condvar_pingpong", "per one-way handoff, one worker")
 		print "Skyloft Table 7 (SOSP24, ns; their machine) beside this run (median [min-max])"
 		split("jiffy go pthread boost_fiber", t7rt, " ")
 		for (k = 1; k <= nvars; k++) t7rt[4 + k] = vars[k]
