@@ -100,18 +100,18 @@ tables() {
 		table("channels", "chan_buffered;chan_unbuffered_pingpong;chan_mpmc",
 			"send+recv, capacity 64;per one-way handoff;2+2 on 2 workers, per item")
 		table("condvar (bench/run.sh op: [min] only)", "condvar_pingpong", "per one-way handoff, one worker")
-		print "Skyloft Table 7 (SOSP24, ns; their machine) beside this run (median [min-max])"
+		print "Skyloft Table 7 (SOSP24, ns, on its own machine) beside this run (median [min-max])"
 		split("jiffy go pthread boost_fiber", t7rt, " ")
 		for (k = 1; k <= nvars; k++) t7rt[4 + k] = vars[k]
-		printf "| %-10s | %8s | %6s | %7s |", "op", "Skyloft", "Go", "pthread"
+		printf "| %-10s | %15s | %10s | %15s |", "op", "Skyloft (paper)", "Go (paper)", "pthread (paper)"
 		for (k = 1; k <= 4 + nvars; k++) printf " %22s |", rtname[t7rt[k]] " (here)"
-		printf "\n|------------|---------:|-------:|--------:|"
+		printf "\n|------------|----------------:|-----------:|----------------:|"
 		for (k = 1; k <= 4 + nvars; k++) printf "%s|", "-----------------------:"
 		printf "\n"
 		split("Yield;Spawn;Mutex;Condvar", t7n, ";"); split("yield;spawn_join;mutex_uncontended;condvar_pingpong", t7o, ";")
 		split("37;191;27;86", sk, ";"); split("108;503;25;262", gp, ";"); split("898;15418;28;2532", pp, ";")
 		for (i = 1; i <= 4; i++) {
-			printf "| %-10s | %8s | %6s | %7s |", t7n[i], sk[i], gp[i], pp[i]
+			printf "| %-10s | %15s | %10s | %15s |", t7n[i], sk[i], gp[i], pp[i]
 			for (k = 1; k <= 4 + nvars; k++) printf " %22s |", cell(t7rt[k], t7o[i])
 			printf "\n"
 		}
