@@ -190,8 +190,12 @@ static int jf_mutex_unlock_in_runtime(jf_mutex_t *m)
 		return 0;
 	jf_spin_lock(&m->lock);
 	next = waitq_pop(&m->waiters, &m->lock);
-	/* WAITERS is set only with a waiter queued (under m->lock): a broken mutex, not a case. */
-	JF_BUG_ON(!next, "mutex %p: state says a uthread waits, its queue is empty", (void *)m);
+	if (!next) {
+		/* The last waiter timed out (mutex_wait_over cleared WAITERS) after our CAS saw it. */
+		__atomic_store_n(&m->state, 0, __ATOMIC_RELEASE);
+		jf_spin_unlock(&m->lock);
+		return 0;
+	}
 	if (!m->waiters.head)
 		__atomic_store_n(&m->state, MX_LOCKED, __ATOMIC_RELAXED);
 	__atomic_store_n(&m->owner, next, __ATOMIC_RELAXED);
