@@ -6,8 +6,9 @@
  *                                                      sink --progress (bounded, 4)--> sink
  *
  * Closing propagates the end: the generator closes nums; each squarer stops when nums is closed
- * and drained; a closer closes squares once both squarers are done (a waitgroup); the sink stops when squares is closed. The sink's
- * select also watches a progress channel and gives up if nothing arrives before its deadline.
+ * and drained; a closer closes squares once both squarers are done (a waitgroup); the sink
+ * stops when squares is closed. The sink's select also watches the progress channel (which the
+ * sink itself feeds every 2500 values) and gives up if nothing arrives within 1 s.
  * The exit status is the verdict: 0 only if the sum of squares is exact.
  * Build against an installed Jiffy:  cc chan_pipeline.c $(pkg-config --cflags --libs jiffy)
  */
