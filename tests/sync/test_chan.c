@@ -709,7 +709,7 @@ int main(void)
 	test_outside();
 	jft_run(&cfg, semantics_main, NULL);
 
-	per_prod = JFT_SCALE(15000L, 1500L);
+	per_prod = JFT_SCALE(8000L, 3000L);
 	for (int p = 0; p < ALLPROD; p++) {
 		status[p] = malloc((size_t)per_prod);
 		seen[p] = malloc((size_t)per_prod * sizeof(atomic_uchar));
