@@ -10,8 +10,9 @@
  *                 different workers, so every handoff wakes a uthread on the other worker;
  *   select_pingpong  the same, but the answering side waits in jf_chan_select() over its
  *                 receive channel and a second, idle channel (the cost of a 2-arm select).
- * Usage: chan_bench [workers (1)] [policy (fifo)]; BENCH_QUICK=1 runs shorter. Run it under
- * flock /tmp/jiffy-timing.lock on a quiet machine.
+ * Usage: chan_bench [workers (1)] [policy (fifo)]; other settings from the JIFFY_* environment
+ * (JIFFY_PREEMPT, ...; workers pinned unless JIFFY_PIN=0); BENCH_QUICK=1 runs shorter. Run it
+ * under flock /tmp/jiffy-timing.lock on a quiet machine.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -144,15 +145,21 @@ int main(int argc, char **argv)
 {
 	struct jf_config cfg;
 	const char *quick = getenv("BENCH_QUICK");
+	char err[256] = "";
 
 	jf_config_default(&cfg);
+	cfg.pin_workers = true; /* like jiffy_bench; JIFFY_PIN=0 overrides */
+	if (jf_config_apply_env(&cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "chan_bench: %s\n", err);
+		return 2;
+	}
 	if (argc > 1)
 		nworkers = (unsigned)atoi(argv[1]);
 	if (nworkers < 1)
 		nworkers = 1;
 	cfg.workers = nworkers;
 	snprintf(cfg.policy, sizeof(cfg.policy), "%s", argc > 2 ? argv[2] : "fifo");
-	iters = quick && *quick == '1' ? 20000 : 200000;
+	iters = quick && *quick == '1' ? 5000 : 50000;
 	OK(jf_run(&cfg, bench_main, NULL, NULL));
 	return 0;
 }
