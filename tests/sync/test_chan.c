@@ -6,9 +6,11 @@
  * order and a blocked sender goes on when a slot frees; an unbounded one grows; close: buffered
  * values drain, then -EPIPE, blocked senders and receivers wake with -EPIPE, a second close is
  * -EPIPE; destroy is -EBUSY while a uthread waits; jf_cancel() ends a wait with -ECANCELED;
- * select polls (-EAGAIN), times out (not before its deadline), completes only the chosen arm
- * (the other arms' buffers are untouched and their values not sent), chooses fairly between two
- * ready arms, treats NULL channels as never ready and rejects bad arms; calls outside a uthread.
+ * waiting senders are served FIFO; select polls (-EAGAIN), times out (not before its deadline),
+ * completes only the chosen arm (the other arms' buffers are untouched and their values not
+ * sent), chooses fairly between two ready arms, treats NULL channels as never ready, rejects bad
+ * arms, works with 20 arms (allocated), pairs with another waiting select, and is cancellable;
+ * calls outside a uthread.
  *
  * Then a storm in every cell of tests/sync/matrix.h (policy x none/timer/deadline) on 2 workers:
  * producers send unique values on an unbuffered, a bounded, an unbounded channel and a bounded
@@ -439,6 +441,133 @@ static void test_select_cancel(void)
 	CHECK_EQ(jf_chan_destroy(c), 0);
 }
 
+/* Waiting senders are served in the order they queued (queued one at a time here). */
+static void test_fifo_waiters(void)
+{
+	jf_chan_t *c;
+	struct rx s[4];
+	jf_thread_t *t[4];
+	long v;
+
+	CHECK_EQ(jf_chan_create(&c, sizeof(long), 1), 0);
+	v = 0;
+	CHECK_EQ(jf_chan_send(c, &v), 0); /* full: the senders below wait */
+	for (int i = 0; i < 4; i++) {
+		s[i] = (struct rx){.c = c, .v = 1 + i, .rc = 1};
+		t[i] = jft_spawn_on(i % 2, sender, &s[i]);
+		settle();
+	}
+	for (long want = 0; want <= 4; want++) {
+		CHECK_EQ(jf_chan_recv(c, &v), 0);
+		CHECK_EQ(v, want);
+	}
+	for (int i = 0; i < 4; i++) {
+		jft_join(t[i]);
+		CHECK_EQ(s[i].rc, 0);
+	}
+	CHECK_EQ(jf_chan_destroy(c), 0);
+}
+
+struct many {
+	jf_chan_t *c[20];
+	long buf[20];
+	int rc, result;
+};
+
+/* A 20-arm select (the allocated path) with NULL arms, waiting until one arm is completed. */
+static void *many_selector(void *arg)
+{
+	struct many *m = arg;
+	struct jf_chan_op ops[20];
+
+	for (int i = 0; i < 20; i++)
+		ops[i] = (struct jf_chan_op){m->c[i], i % 2 ? JF_CHAN_OP_SEND : JF_CHAN_OP_RECV,
+					     &m->buf[i], 1};
+	m->rc = jf_chan_select(ops, 20, jf_now_ns() + 10000 * MS);
+	if (m->rc >= 0)
+		m->result = ops[m->rc].result;
+	return NULL;
+}
+
+static void test_select_many(void)
+{
+	struct many m;
+	jf_thread_t *t;
+	long v = 0;
+
+	for (int i = 0; i < 20; i++) {
+		m.c[i] = NULL;
+		if (i % 3 != 2) /* every third arm is a NULL channel */
+			CHECK_EQ(jf_chan_create(&m.c[i], sizeof(long), i % 2 ? 1 : 0), 0);
+		m.buf[i] = 1000 + i;
+	}
+	/* the send arms' channels (capacity 1) are full, the receive arms' (unbuffered) empty */
+	for (int i = 1; i < 20; i += 2)
+		if (m.c[i])
+			CHECK_EQ(jf_chan_trysend(m.c[i], &v), 0);
+	t = jft_spawn_on(1, many_selector, &m);
+	settle();
+	/* free a slot in arm 13's channel: the waiting select's send moves into it */
+	CHECK_EQ(jf_chan_recv(m.c[13], &v), 0);
+	jft_join(t);
+	CHECK_EQ(m.rc, 13);
+	CHECK_EQ(m.result, 0);
+	CHECK_EQ(jf_chan_len(m.c[13]), 1);
+	CHECK_EQ(jf_chan_tryrecv(m.c[13], &v), 0);
+	CHECK_EQ(v, 1013);
+	for (int i = 0; i < 20; i++) {
+		if (i != 13 && m.c[i])
+			CHECK_EQ(jf_chan_len(m.c[i]), (size_t)(i % 2));
+		if (i % 2 == 0)
+			CHECK_EQ(m.buf[i], 1000 + i); /* no receive arm got anything */
+		CHECK_EQ(jf_chan_destroy(m.c[i]), 0); /* nothing left queued */
+	}
+}
+
+/* Two selects waiting on each other: a send arm of one meets a receive arm of the other. */
+static void *pair_selector(void *arg)
+{
+	jf_chan_t **c = arg;
+	long in = -1, out = 21;
+	struct jf_chan_op ops[2] = {{c[0], JF_CHAN_OP_RECV, &in, 1},
+				    {c[1], JF_CHAN_OP_SEND, &out, 1}};
+	int r = jf_chan_select(ops, 2, UINT64_MAX);
+
+	CHECK(r == 0 || r == 1);
+	CHECK_EQ(ops[r].result, 0);
+	return (void *)(intptr_t)(r == 0 ? in : 1000 + r);
+}
+
+static void test_select_pair(void)
+{
+	jf_chan_t *c[3];
+	jf_thread_t *t;
+	long a = 31, b = -1;
+	int r;
+
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(jf_chan_create(&c[i], sizeof(long), 0), 0);
+	t = jft_spawn_on(1, pair_selector, c);
+	settle();
+	{
+		struct jf_chan_op ops[3] = {{c[0], JF_CHAN_OP_SEND, &a, 1},
+					    {c[1], JF_CHAN_OP_RECV, &b, 1},
+					    {c[2], JF_CHAN_OP_RECV, &b, 1}};
+		r = jf_chan_select(ops, 3, UINT64_MAX);
+		CHECK(r == 0 || r == 1);
+		CHECK_EQ(ops[r].result, 0);
+	}
+	if (r == 0) {
+		CHECK_EQ((intptr_t)jft_join(t), 31); /* it received our 31 */
+		CHECK_EQ(b, -1);
+	} else {
+		CHECK_EQ((intptr_t)jft_join(t), 1001); /* it sent us 21 */
+		CHECK_EQ(b, 21);
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(jf_chan_destroy(c[i]), 0);
+}
+
 static void *semantics_main(void *arg)
 {
 	(void)arg;
@@ -450,6 +579,9 @@ static void *semantics_main(void *arg)
 	test_destroy_busy_and_cancel();
 	test_select();
 	test_select_cancel();
+	test_fifo_waiters();
+	test_select_many();
+	test_select_pair();
 	return NULL;
 }
 
