@@ -20,8 +20,12 @@
  * received exactly once, every value whose send failed (timeout, cancel, closed, would block, a
  * losing select arm) never, and the sums agree.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <jiffy/chan.h>
 
@@ -585,6 +589,51 @@ static void *semantics_main(void *arg)
 	return NULL;
 }
 
+static jf_chan_t *outside_chan;
+
+static void outside_recv(void)
+{
+	long v;
+	jf_chan_recv(outside_chan, &v);
+}
+
+static void outside_select(void)
+{
+	long v;
+	struct jf_chan_op op = {outside_chan, JF_CHAN_OP_RECV, &v, 0};
+	jf_chan_select(&op, 1, UINT64_MAX);
+}
+
+/* Run @fn in a child that must die with @msg on stderr (the "outside a uthread" convention). */
+static void check_dies(void (*fn)(void), const char *msg)
+{
+	char err[4096];
+	int pfd[2], status;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	CHECK_EQ(pipe(pfd), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		signal(SIGABRT, SIG_DFL);
+		fn();
+		_exit(0); /* it returned: the parent reports it */
+	}
+	close(pfd[1]);
+	while ((n = read(pfd[0], err + got, sizeof(err) - 1 - (size_t)got)) > 0)
+		got += n;
+	err[got] = '\0';
+	close(pfd[0]);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
+	CHECK_STR_CONTAINS(err, msg);
+}
+
 static void test_outside(void)
 {
 	jf_chan_t *c;
@@ -595,6 +644,9 @@ static void test_outside(void)
 	CHECK_EQ(jf_chan_tryrecv(c, &v), -EPERM);
 	CHECK_EQ(jf_chan_close(c), -EPERM);
 	CHECK_EQ(jf_chan_len(c), 0);
+	outside_chan = c;
+	check_dies(outside_recv, "jf_chan_recv() called outside a uthread");
+	check_dies(outside_select, "jf_chan_select() called outside a uthread");
 	CHECK_EQ(jf_chan_destroy(c), 0);
 }
 
