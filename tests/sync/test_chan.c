@@ -9,8 +9,9 @@
  * waiting senders are served FIFO; select polls (-EAGAIN), times out (not before its deadline),
  * completes only the chosen arm (the other arms' buffers are untouched and their values not
  * sent), chooses fairly between two ready arms, treats NULL channels as never ready, rejects bad
- * arms, works with 20 arms (allocated), pairs with another waiting select, and is cancellable;
- * calls outside a uthread.
+ * arms, works with 20 arms (allocated) and with two arms on one channel, pairs with another
+ * waiting select, and is cancellable; try and close return -EPERM outside a uthread, and the
+ * blocking calls there end the process naming the function (checked in a child).
  *
  * Then a storm in every cell of tests/sync/matrix.h (policy x none/timer/deadline) on 2 workers:
  * producers send unique values on an unbuffered, a bounded, an unbounded channel and a bounded
@@ -572,6 +573,36 @@ static void test_select_pair(void)
 		CHECK_EQ(jf_chan_destroy(c[i]), 0);
 }
 
+/* Two receive arms on the same channel: one value completes exactly one of them. */
+static void *dup_selector(void *arg)
+{
+	jf_chan_t *c = arg;
+	long in[2] = {-1, -1};
+	struct jf_chan_op ops[2] = {{c, JF_CHAN_OP_RECV, &in[0], 1}, {c, JF_CHAN_OP_RECV, &in[1], 1}};
+	int r = jf_chan_select(ops, 2, UINT64_MAX);
+
+	CHECK(r == 0 || r == 1);
+	CHECK_EQ(ops[r].result, 0);
+	CHECK_EQ(ops[1 - r].result, 1);
+	CHECK_EQ(in[1 - r], -1);
+	return (void *)(intptr_t)in[r];
+}
+
+static void test_select_dup(void)
+{
+	jf_chan_t *c;
+	jf_thread_t *t;
+	long v = 55;
+
+	CHECK_EQ(jf_chan_create(&c, sizeof(long), 0), 0);
+	t = jft_spawn_on(1, dup_selector, c);
+	settle();
+	CHECK_EQ(jf_chan_send(c, &v), 0);
+	CHECK_EQ((intptr_t)jft_join(t), 55);
+	CHECK_EQ(jf_chan_trysend(c, &v), -EAGAIN); /* the other arm is gone */
+	CHECK_EQ(jf_chan_destroy(c), 0);
+}
+
 static void *semantics_main(void *arg)
 {
 	(void)arg;
@@ -586,6 +617,7 @@ static void *semantics_main(void *arg)
 	test_fifo_waiters();
 	test_select_many();
 	test_select_pair();
+	test_select_dup();
 	return NULL;
 }
 
