@@ -16,8 +16,9 @@
  * Then a storm in every cell of tests/sync/matrix.h (policy x none/timer/deadline) on 2 workers:
  * producers send unique values on an unbuffered, a bounded, an unbounded channel and a bounded
  * one that is closed mid-storm, by send, send_until with short deadlines, trysend and select
- * with a deadline; consumers receive by recv_until, tryrecv and select; victims (a producer and a
- * consumer) are jf_cancel()ed while they wait. Every value whose send reported success is
+ * with a deadline; consumers receive by recv_until, tryrecv and select; a hybrid selects over a
+ * send and a receive arm at once; victims (a producer and a consumer) are jf_cancel()ed while
+ * they wait. Every value whose send reported success is
  * received exactly once, every value whose send failed (timeout, cancel, closed, would block, a
  * losing select arm) never, and the sums agree.
  */
@@ -688,7 +689,8 @@ static void test_outside(void)
 #define NCONS 3    /* regular consumers */
 #define NCHAN 4    /* unbuffered, bounded, unbounded, bounded closed mid-storm */
 #define VICTIM_P NPROD       /* producer index of the victim */
-#define ALLPROD (NPROD + 1)
+#define HYBRID_P (NPROD + 1) /* sends and receives in the same selects */
+#define ALLPROD (NPROD + 2)
 
 enum { V_UNSENT = 0, V_SENT = 1, V_FAILED = 2 };
 
@@ -733,11 +735,60 @@ static void record_recv(long v)
 	atomic_fetch_add_explicit(&sum_recv, (unsigned long)v, memory_order_relaxed);
 }
 
+/*
+ * The hybrid: each select has a send arm (its next value) and a receive arm, on random channels
+ * (sometimes the same one: the two arms must not match each other). A won receive is recorded
+ * like a consumer's and the value is offered again; a timeout fails the value.
+ */
+static void hybrid(void)
+{
+	uint64_t rng = 0x4b1d0000u;
+	bool open[NCHAN] = {true, true, true, true};
+	long i = 0;
+
+	while (i < per_prod) {
+		uint64_t r = jft_splitmix64(&rng);
+		long v = value_of(HYBRID_P, i), in = -1;
+		int cs = (int)(r % NCHAN), cr = (int)((r >> 8) % NCHAN), rc;
+		struct jf_chan_op ops[2];
+
+		if (!open[cs])
+			cs = 1;
+		ops[0] = (struct jf_chan_op){chans[cs], JF_CHAN_OP_SEND, &v, 1};
+		ops[1] = (struct jf_chan_op){open[cr] ? chans[cr] : NULL, JF_CHAN_OP_RECV, &in, 1};
+		rc = jf_chan_select(ops, 2, jf_now_ns() + (r >> 16) % 40000);
+		if (rc == 1) {
+			CHECK_EQ(v, value_of(HYBRID_P, i)); /* the send arm lost: v not taken */
+			if (ops[1].result == -EPIPE) {
+				open[cr] = false;
+			} else {
+				CHECK_EQ(ops[1].result, 0);
+				record_recv(in);
+			}
+			continue;
+		}
+		if (rc == 0) {
+			CHECK_EQ(in, -1);
+			rc = ops[0].result;
+			if (rc == -EPIPE)
+				open[cs] = false;
+		} else {
+			CHECK_EQ(rc, -ETIMEDOUT);
+		}
+		record_send(HYBRID_P, i++, rc);
+	}
+}
+
 static void *producer(void *arg)
 {
 	int p = (int)(intptr_t)arg;
 	uint64_t rng = 0x5eed0000u + (uint64_t)p;
 	bool d_open = true;
+
+	if (p == HYBRID_P) {
+		hybrid();
+		return NULL;
+	}
 
 	for (long i = 0; i < per_prod; i++) {
 		uint64_t r = jft_splitmix64(&rng);
