@@ -38,6 +38,8 @@ typedef struct jf_chan jf_chan_t;
 
 /**
  * jf_chan_create() - a new channel of @elem_size-byte elements in *@out.
+ * @out: receives the channel.
+ * @elem_size: bytes per element (1 to JF_CHAN_ELEM_MAX); values are copied in and out.
  * @capacity: 0 for unbuffered (each send meets a receiver, like Go's make(chan T)), n for a
  * buffer of n elements (allocated now), JF_CHAN_UNBOUNDED for a buffer that grows as needed.
  * Return: 0; -EINVAL for a NULL @out, @elem_size 0 or above JF_CHAN_ELEM_MAX, or a buffer whose
@@ -128,6 +130,8 @@ struct jf_chan_op {
  * and return its index. A closed channel's arm completes at once with result -EPIPE (after a
  * receive arm drained it). When several are ready one is chosen at random. Arms not chosen have
  * no effect: their values are neither sent nor received.
+ * @ops: the arms; the chosen one's @result is set, the others are not written.
+ * @nops: how many (0 to JF_CHAN_SELECT_MAX).
  * @deadline_ns: absolute jf_now_ns() time to give up; 0 polls (never waits); UINT64_MAX waits
  * without limit.
  * Return: the index of the completed arm; -EAGAIN (poll, nothing ready); -ETIMEDOUT; -ECANCELED

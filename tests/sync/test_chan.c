@@ -6,20 +6,28 @@
  * order and a blocked sender goes on when a slot frees; an unbounded one grows; close: buffered
  * values drain, then -EPIPE, blocked senders and receivers wake with -EPIPE, a second close is
  * -EPIPE; destroy is -EBUSY while a uthread waits; jf_cancel() ends a wait with -ECANCELED;
- * select polls (-EAGAIN), times out (not before its deadline), completes only the chosen arm
- * (the other arms' buffers are untouched and their values not sent), chooses fairly between two
- * ready arms, treats NULL channels as never ready and rejects bad arms; calls outside a uthread.
+ * waiting senders are served FIFO; select polls (-EAGAIN), times out (not before its deadline),
+ * completes only the chosen arm (the other arms' buffers are untouched and their values not
+ * sent), chooses fairly between two ready arms, treats NULL channels as never ready, rejects bad
+ * arms, works with 20 arms (allocated) and with two arms on one channel, pairs with another
+ * waiting select, and is cancellable; try and close return -EPERM outside a uthread, and the
+ * blocking calls there end the process naming the function (checked in a child).
  *
  * Then a storm in every cell of tests/sync/matrix.h (policy x none/timer/deadline) on 2 workers:
  * producers send unique values on an unbuffered, a bounded, an unbounded channel and a bounded
  * one that is closed mid-storm, by send, send_until with short deadlines, trysend and select
- * with a deadline; consumers receive by recv_until, tryrecv and select; victims (a producer and a
- * consumer) are jf_cancel()ed while they wait. Every value whose send reported success is
+ * with a deadline; consumers receive by recv_until, tryrecv and select; a hybrid selects over a
+ * send and a receive arm at once; victims (a producer and a consumer) are jf_cancel()ed while
+ * they wait. Every value whose send reported success is
  * received exactly once, every value whose send failed (timeout, cancel, closed, would block, a
  * losing select arm) never, and the sums agree.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <jiffy/chan.h>
 
@@ -439,6 +447,163 @@ static void test_select_cancel(void)
 	CHECK_EQ(jf_chan_destroy(c), 0);
 }
 
+/* Waiting senders are served in the order they queued (queued one at a time here). */
+static void test_fifo_waiters(void)
+{
+	jf_chan_t *c;
+	struct rx s[4];
+	jf_thread_t *t[4];
+	long v;
+
+	CHECK_EQ(jf_chan_create(&c, sizeof(long), 1), 0);
+	v = 0;
+	CHECK_EQ(jf_chan_send(c, &v), 0); /* full: the senders below wait */
+	for (int i = 0; i < 4; i++) {
+		s[i] = (struct rx){.c = c, .v = 1 + i, .rc = 1};
+		t[i] = jft_spawn_on(i % 2, sender, &s[i]);
+		settle();
+	}
+	for (long want = 0; want <= 4; want++) {
+		CHECK_EQ(jf_chan_recv(c, &v), 0);
+		CHECK_EQ(v, want);
+	}
+	for (int i = 0; i < 4; i++) {
+		jft_join(t[i]);
+		CHECK_EQ(s[i].rc, 0);
+	}
+	CHECK_EQ(jf_chan_destroy(c), 0);
+}
+
+struct many {
+	jf_chan_t *c[20];
+	long buf[20];
+	int rc, result;
+};
+
+/* A 20-arm select (the allocated path) with NULL arms, waiting until one arm is completed. */
+static void *many_selector(void *arg)
+{
+	struct many *m = arg;
+	struct jf_chan_op ops[20];
+
+	for (int i = 0; i < 20; i++)
+		ops[i] = (struct jf_chan_op){m->c[i], i % 2 ? JF_CHAN_OP_SEND : JF_CHAN_OP_RECV,
+					     &m->buf[i], 1};
+	m->rc = jf_chan_select(ops, 20, jf_now_ns() + 10000 * MS);
+	if (m->rc >= 0)
+		m->result = ops[m->rc].result;
+	return NULL;
+}
+
+static void test_select_many(void)
+{
+	struct many m;
+	jf_thread_t *t;
+	long v = 0;
+
+	for (int i = 0; i < 20; i++) {
+		m.c[i] = NULL;
+		if (i % 3 != 2) /* every third arm is a NULL channel */
+			CHECK_EQ(jf_chan_create(&m.c[i], sizeof(long), i % 2 ? 1 : 0), 0);
+		m.buf[i] = 1000 + i;
+	}
+	/* the send arms' channels (capacity 1) are full, the receive arms' (unbuffered) empty */
+	for (int i = 1; i < 20; i += 2)
+		if (m.c[i])
+			CHECK_EQ(jf_chan_trysend(m.c[i], &v), 0);
+	t = jft_spawn_on(1, many_selector, &m);
+	settle();
+	/* free a slot in arm 13's channel: the waiting select's send moves into it */
+	CHECK_EQ(jf_chan_recv(m.c[13], &v), 0);
+	jft_join(t);
+	CHECK_EQ(m.rc, 13);
+	CHECK_EQ(m.result, 0);
+	CHECK_EQ(jf_chan_len(m.c[13]), 1);
+	CHECK_EQ(jf_chan_tryrecv(m.c[13], &v), 0);
+	CHECK_EQ(v, 1013);
+	for (int i = 0; i < 20; i++) {
+		if (i != 13 && m.c[i])
+			CHECK_EQ(jf_chan_len(m.c[i]), (size_t)(i % 2));
+		if (i % 2 == 0)
+			CHECK_EQ(m.buf[i], 1000 + i); /* no receive arm got anything */
+		CHECK_EQ(jf_chan_destroy(m.c[i]), 0); /* nothing left queued */
+	}
+}
+
+/* Two selects waiting on each other: a send arm of one meets a receive arm of the other. */
+static void *pair_selector(void *arg)
+{
+	jf_chan_t **c = arg;
+	long in = -1, out = 21;
+	struct jf_chan_op ops[2] = {{c[0], JF_CHAN_OP_RECV, &in, 1},
+				    {c[1], JF_CHAN_OP_SEND, &out, 1}};
+	int r = jf_chan_select(ops, 2, UINT64_MAX);
+
+	CHECK(r == 0 || r == 1);
+	CHECK_EQ(ops[r].result, 0);
+	return (void *)(intptr_t)(r == 0 ? in : 1000 + r);
+}
+
+static void test_select_pair(void)
+{
+	jf_chan_t *c[3];
+	jf_thread_t *t;
+	long a = 31, b = -1;
+	int r;
+
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(jf_chan_create(&c[i], sizeof(long), 0), 0);
+	t = jft_spawn_on(1, pair_selector, c);
+	settle();
+	{
+		struct jf_chan_op ops[3] = {{c[0], JF_CHAN_OP_SEND, &a, 1},
+					    {c[1], JF_CHAN_OP_RECV, &b, 1},
+					    {c[2], JF_CHAN_OP_RECV, &b, 1}};
+		r = jf_chan_select(ops, 3, UINT64_MAX);
+		CHECK(r == 0 || r == 1);
+		CHECK_EQ(ops[r].result, 0);
+	}
+	if (r == 0) {
+		CHECK_EQ((intptr_t)jft_join(t), 31); /* it received our 31 */
+		CHECK_EQ(b, -1);
+	} else {
+		CHECK_EQ((intptr_t)jft_join(t), 1001); /* it sent us 21 */
+		CHECK_EQ(b, 21);
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(jf_chan_destroy(c[i]), 0);
+}
+
+/* Two receive arms on the same channel: one value completes exactly one of them. */
+static void *dup_selector(void *arg)
+{
+	jf_chan_t *c = arg;
+	long in[2] = {-1, -1};
+	struct jf_chan_op ops[2] = {{c, JF_CHAN_OP_RECV, &in[0], 1}, {c, JF_CHAN_OP_RECV, &in[1], 1}};
+	int r = jf_chan_select(ops, 2, UINT64_MAX);
+
+	CHECK(r == 0 || r == 1);
+	CHECK_EQ(ops[r].result, 0);
+	CHECK_EQ(ops[1 - r].result, 1);
+	CHECK_EQ(in[1 - r], -1);
+	return (void *)(intptr_t)in[r];
+}
+
+static void test_select_dup(void)
+{
+	jf_chan_t *c;
+	jf_thread_t *t;
+	long v = 55;
+
+	CHECK_EQ(jf_chan_create(&c, sizeof(long), 0), 0);
+	t = jft_spawn_on(1, dup_selector, c);
+	settle();
+	CHECK_EQ(jf_chan_send(c, &v), 0);
+	CHECK_EQ((intptr_t)jft_join(t), 55);
+	CHECK_EQ(jf_chan_trysend(c, &v), -EAGAIN); /* the other arm is gone */
+	CHECK_EQ(jf_chan_destroy(c), 0);
+}
+
 static void *semantics_main(void *arg)
 {
 	(void)arg;
@@ -450,7 +615,56 @@ static void *semantics_main(void *arg)
 	test_destroy_busy_and_cancel();
 	test_select();
 	test_select_cancel();
+	test_fifo_waiters();
+	test_select_many();
+	test_select_pair();
+	test_select_dup();
 	return NULL;
+}
+
+static jf_chan_t *outside_chan;
+
+static void outside_recv(void)
+{
+	long v;
+	jf_chan_recv(outside_chan, &v);
+}
+
+static void outside_select(void)
+{
+	long v;
+	struct jf_chan_op op = {outside_chan, JF_CHAN_OP_RECV, &v, 0};
+	jf_chan_select(&op, 1, UINT64_MAX);
+}
+
+/* Run @fn in a child that must die with @msg on stderr (the "outside a uthread" convention). */
+static void check_dies(void (*fn)(void), const char *msg)
+{
+	char err[4096];
+	int pfd[2], status;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	CHECK_EQ(pipe(pfd), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		signal(SIGABRT, SIG_DFL);
+		fn();
+		_exit(0); /* it returned: the parent reports it */
+	}
+	close(pfd[1]);
+	while ((n = read(pfd[0], err + got, sizeof(err) - 1 - (size_t)got)) > 0)
+		got += n;
+	err[got] = '\0';
+	close(pfd[0]);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
+	CHECK_STR_CONTAINS(err, msg);
 }
 
 static void test_outside(void)
@@ -463,6 +677,9 @@ static void test_outside(void)
 	CHECK_EQ(jf_chan_tryrecv(c, &v), -EPERM);
 	CHECK_EQ(jf_chan_close(c), -EPERM);
 	CHECK_EQ(jf_chan_len(c), 0);
+	outside_chan = c;
+	check_dies(outside_recv, "jf_chan_recv() called outside a uthread");
+	check_dies(outside_select, "jf_chan_select() called outside a uthread");
 	CHECK_EQ(jf_chan_destroy(c), 0);
 }
 
@@ -472,7 +689,8 @@ static void test_outside(void)
 #define NCONS 3    /* regular consumers */
 #define NCHAN 4    /* unbuffered, bounded, unbounded, bounded closed mid-storm */
 #define VICTIM_P NPROD       /* producer index of the victim */
-#define ALLPROD (NPROD + 1)
+#define HYBRID_P (NPROD + 1) /* sends and receives in the same selects */
+#define ALLPROD (NPROD + 2)
 
 enum { V_UNSENT = 0, V_SENT = 1, V_FAILED = 2 };
 
@@ -517,11 +735,60 @@ static void record_recv(long v)
 	atomic_fetch_add_explicit(&sum_recv, (unsigned long)v, memory_order_relaxed);
 }
 
+/*
+ * The hybrid: each select has a send arm (its next value) and a receive arm, on random channels
+ * (sometimes the same one: the two arms must not match each other). A won receive is recorded
+ * like a consumer's and the value is offered again; a timeout fails the value.
+ */
+static void hybrid(void)
+{
+	uint64_t rng = 0x4b1d0000u;
+	bool open[NCHAN] = {true, true, true, true};
+	long i = 0;
+
+	while (i < per_prod) {
+		uint64_t r = jft_splitmix64(&rng);
+		long v = value_of(HYBRID_P, i), in = -1;
+		int cs = (int)(r % NCHAN), cr = (int)((r >> 8) % NCHAN), rc;
+		struct jf_chan_op ops[2];
+
+		if (!open[cs])
+			cs = 1;
+		ops[0] = (struct jf_chan_op){chans[cs], JF_CHAN_OP_SEND, &v, 1};
+		ops[1] = (struct jf_chan_op){open[cr] ? chans[cr] : NULL, JF_CHAN_OP_RECV, &in, 1};
+		rc = jf_chan_select(ops, 2, jf_now_ns() + (r >> 16) % 40000);
+		if (rc == 1) {
+			CHECK_EQ(v, value_of(HYBRID_P, i)); /* the send arm lost: v not taken */
+			if (ops[1].result == -EPIPE) {
+				open[cr] = false;
+			} else {
+				CHECK_EQ(ops[1].result, 0);
+				record_recv(in);
+			}
+			continue;
+		}
+		if (rc == 0) {
+			CHECK_EQ(in, -1);
+			rc = ops[0].result;
+			if (rc == -EPIPE)
+				open[cs] = false;
+		} else {
+			CHECK_EQ(rc, -ETIMEDOUT);
+		}
+		record_send(HYBRID_P, i++, rc);
+	}
+}
+
 static void *producer(void *arg)
 {
 	int p = (int)(intptr_t)arg;
 	uint64_t rng = 0x5eed0000u + (uint64_t)p;
 	bool d_open = true;
+
+	if (p == HYBRID_P) {
+		hybrid();
+		return NULL;
+	}
 
 	for (long i = 0; i < per_prod; i++) {
 		uint64_t r = jft_splitmix64(&rng);
@@ -709,7 +976,7 @@ int main(void)
 	test_outside();
 	jft_run(&cfg, semantics_main, NULL);
 
-	per_prod = JFT_SCALE(15000L, 1500L);
+	per_prod = JFT_SCALE(8000L, 3000L);
 	for (int p = 0; p < ALLPROD; p++) {
 		status[p] = malloc((size_t)per_prod);
 		seen[p] = malloc((size_t)per_prod * sizeof(atomic_uchar));
