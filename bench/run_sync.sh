@@ -63,15 +63,24 @@ tables() {
 		if (NF >= 5 && $5 ~ /^[0-9.]+$/ && (!((rt, op) in mx) || $5 + 0 > mx[rt, op])) mx[rt, op] = $5 + 0
 		rounds[rt, op]++
 	}
-	function table(title, ops, units,   n, o, u, i, k, line) {
+	function table(title, ops, units,   n, o, u, i, k, line, any, rows) {
+		n = split(ops, o, ";"); split(units, u, ";")
+		rows = 0
+		for (i = 1; i <= n; i++) {
+			any = 0
+			for (k = 1; k <= nrt; k++) if (cell(rt_[k], o[i]) != "-") any = 1
+			if (!any) { o[i] = ""; continue } # not run (an OP list without it)
+			rows++
+		}
+		if (!rows) return
 		printf "%s\n", title
 		printf "| %-52s |", "case"
 		for (k = 1; k <= nrt; k++) printf " %-24s |", rtname[rt_[k]]
 		printf "\n|%s|", "------------------------------------------------------"
 		for (k = 1; k <= nrt; k++) printf "%s|", "--------------------------:"
 		printf "\n"
-		n = split(ops, o, ";"); split(units, u, ";")
 		for (i = 1; i <= n; i++) {
+			if (o[i] == "") continue
 			line = sprintf("| %-52s |", o[i] " (" u[i] ")")
 			for (k = 1; k <= nrt; k++) line = line sprintf(" %24s |", cell(rt_[k], o[i]))
 			print line
