@@ -2,17 +2,12 @@
  * bench/jiffy_sync_bench.c - the synchronization-primitive benchmarks run with Jiffy uthreads.
  *
  * Owns: the Jiffy version of every op of bench/sync_common.h, through the public API only
- * (<jiffy/jiffy.h>, <jiffy/chan.h>). Each op runs in its own runtime (one jf_run() per op): one
+ * (<jiffy/jiffy.h>, which includes <jiffy/chan.h>). Each op runs in its own runtime (one jf_run() per op): one
  * worker for the uncontended ops and the ping-pongs, BENCH_SYNC_WORKERS workers for the contended
  * ones, whose uthreads are placed alternately on workers 0 and 1 (attr.sched.worker) under the
  * configured policy (default ws, which may move them). Workers are pinned (JIFFY_PIN=0 turns that
  * off); other JIFFY_* variables apply, except that the op decides the number of workers. The
  * harness runs in the main uthread; in the multi-uthread ops it only waits in jf_join().
- *
- * A primitive that the headers do not declare yet (this benchmark was written while issue 18's
- * primitives landed) prints "n/a" with the reason "not yet in main" on stderr: detected by its
- * header's macros (JF_RWLOCK_INITIALIZER, JF_SEM_INITIALIZER, JF_BARRIER_SERIAL, JF_ONCE_INIT) and,
- * for channels, by <jiffy/chan.h> being there.
  *
  * The same loops, with the same counting, are in pthread_sync_bench.c, fiber_sync_bench.cpp and
  * go/sync.go: change them together.
@@ -22,30 +17,9 @@
 
 #include <jiffy/jiffy.h>
 
-#if defined(__has_include)
-#if __has_include(<jiffy/chan.h>)
-#include <jiffy/chan.h>
-#define HAVE_CHAN 1
-#endif
-#endif
-
 #include "sync_common.h"
 
 #define RUNTIME "jiffy"
-#define NOT_YET "not yet in main"
-
-#ifdef JF_RWLOCK_INITIALIZER
-#define HAVE_RWLOCK 1
-#endif
-#ifdef JF_SEM_INITIALIZER
-#define HAVE_SEM 1
-#endif
-#ifdef JF_BARRIER_SERIAL
-#define HAVE_BARRIER 1
-#endif
-#ifdef JF_ONCE_INIT
-#define HAVE_ONCE 1
-#endif
 
 static void die(const char *what, int err)
 {
@@ -77,18 +51,10 @@ struct group {
 	uint64_t counter; /* what the critical sections touch */
 	_Atomic uint64_t sum; /* chan_mpmc: the sum of the values received */
 	jf_mutex_t mutex;
-#ifdef HAVE_RWLOCK
 	jf_rwlock_t rw;
-#endif
-#ifdef HAVE_SEM
 	jf_sem_t sem_a, sem_b;
-#endif
-#ifdef HAVE_BARRIER
 	jf_barrier_t barrier;
-#endif
-#ifdef HAVE_CHAN
 	jf_chan_t *ping, *pong;
-#endif
 };
 
 struct member {
@@ -193,7 +159,6 @@ static struct bench_sample op_mutex_contended(void *ctx, uint64_t iters)
 
 /* ---- rwlock ---- */
 
-#ifdef HAVE_RWLOCK
 static struct bench_sample op_rwlock_rd_uncontended(void *ctx, uint64_t iters)
 {
 	static jf_rwlock_t rw = JF_RWLOCK_INITIALIZER;
@@ -259,11 +224,9 @@ static struct bench_sample op_rwlock_write90(void *ctx, uint64_t iters)
 	(void)ctx;
 	return rw_contended(iters, rw_write90);
 }
-#endif
 
 /* ---- semaphore ---- */
 
-#ifdef HAVE_SEM
 static struct bench_sample op_sem_uncontended(void *ctx, uint64_t iters)
 {
 	static jf_sem_t s = JF_SEM_INITIALIZER(1);
@@ -305,11 +268,9 @@ static struct bench_sample op_sem_pingpong(void *ctx, uint64_t iters)
 	uint64_t ns = run_group(&g, sem_pong, 1);
 	return (struct bench_sample){ns, 2 * iters};
 }
-#endif
 
 /* ---- barrier ---- */
 
-#ifdef HAVE_BARRIER
 static void *barrier_rounds(void *arg)
 {
 	struct member *m = arg;
@@ -339,11 +300,9 @@ static struct bench_sample op_barrier_round(void *ctx, uint64_t iters)
 	check("jf_barrier_destroy", jf_barrier_destroy(&g.barrier));
 	return (struct bench_sample){ns, atomic_load(&g.done)};
 }
-#endif
 
 /* ---- once ---- */
 
-#ifdef HAVE_ONCE
 static unsigned once_runs;
 
 static void once_fn(void)
@@ -364,7 +323,6 @@ static struct bench_sample op_once_fast(void *ctx, uint64_t iters)
 		die("once_fast: the function ran more than once", EPROTO);
 	return (struct bench_sample){ns, iters};
 }
-#endif
 
 /* ---- waitgroup ---- */
 
@@ -383,7 +341,6 @@ static struct bench_sample op_waitgroup_round(void *ctx, uint64_t iters)
 
 /* ---- channels ---- */
 
-#ifdef HAVE_CHAN
 static struct bench_sample op_chan_buffered(void *ctx, uint64_t iters)
 {
 	jf_chan_t *c;
@@ -470,13 +427,12 @@ static struct bench_sample op_chan_mpmc(void *ctx, uint64_t iters)
 		die("chan_mpmc: lost or duplicated items", EPROTO);
 	return (struct bench_sample){ns, 2 * g.per};
 }
-#endif
 
 /* ---- one runtime per op ---- */
 
 struct op {
 	const char *name;
-	bench_fn fn; /* NULL: not in the headers yet */
+	bench_fn fn;
 	unsigned workers;
 };
 
@@ -492,10 +448,6 @@ static void run_op(const struct op *op)
 	struct jf_config cfg;
 	char err[256] = "";
 
-	if (!op->fn) {
-		bench_sync_print_na(RUNTIME, op->name, NOT_YET);
-		return;
-	}
 	jf_config_default(&cfg);
 	cfg.pin_workers = true; /* like the pinned peers; JIFFY_PIN=0 overrides */
 	if (jf_config_apply_env(&cfg, err, sizeof(err)) != 0) {
@@ -510,48 +462,22 @@ static void run_op(const struct op *op)
 	}
 }
 
-#ifdef HAVE_RWLOCK
-#define RW(fn) fn
-#else
-#define RW(fn) NULL
-#endif
-#ifdef HAVE_SEM
-#define SEM(fn) fn
-#else
-#define SEM(fn) NULL
-#endif
-#ifdef HAVE_BARRIER
-#define BAR(fn) fn
-#else
-#define BAR(fn) NULL
-#endif
-#ifdef HAVE_ONCE
-#define ONCE(fn) fn
-#else
-#define ONCE(fn) NULL
-#endif
-#ifdef HAVE_CHAN
-#define CHAN(fn) fn
-#else
-#define CHAN(fn) NULL
-#endif
-
 int main(int argc, char **argv)
 {
 	static const struct op ops[BENCH_SYNC_NOPS] = {
 		{"mutex_uncontended", op_mutex_uncontended, 1},
 		{"mutex_contended", op_mutex_contended, BENCH_SYNC_WORKERS},
-		{"rwlock_rd_uncontended", RW(op_rwlock_rd_uncontended), 1},
-		{"rwlock_read90", RW(op_rwlock_read90), BENCH_SYNC_WORKERS},
-		{"rwlock_write90", RW(op_rwlock_write90), BENCH_SYNC_WORKERS},
-		{"sem_uncontended", SEM(op_sem_uncontended), 1},
-		{"sem_pingpong", SEM(op_sem_pingpong), 1},
-		{"barrier_round", BAR(op_barrier_round), BENCH_SYNC_WORKERS},
-		{"once_fast", ONCE(op_once_fast), 1},
+		{"rwlock_rd_uncontended", op_rwlock_rd_uncontended, 1},
+		{"rwlock_read90", op_rwlock_read90, BENCH_SYNC_WORKERS},
+		{"rwlock_write90", op_rwlock_write90, BENCH_SYNC_WORKERS},
+		{"sem_uncontended", op_sem_uncontended, 1},
+		{"sem_pingpong", op_sem_pingpong, 1},
+		{"barrier_round", op_barrier_round, BENCH_SYNC_WORKERS},
+		{"once_fast", op_once_fast, 1},
 		{"waitgroup_round", op_waitgroup_round, 1},
-		{"chan_buffered", CHAN(op_chan_buffered), 1},
-		{"chan_unbuffered_pingpong", CHAN(op_chan_unbuffered_pingpong), 1},
-		{"chan_mpmc", CHAN(op_chan_mpmc), BENCH_SYNC_WORKERS},
+		{"chan_buffered", op_chan_buffered, 1},
+		{"chan_unbuffered_pingpong", op_chan_unbuffered_pingpong, 1},
+		{"chan_mpmc", op_chan_mpmc, BENCH_SYNC_WORKERS},
 	};
 
 	if (bench_sync_check_args(argc, argv))
