@@ -9,7 +9,8 @@
  * and the simulator use too (src/sched/driver.h): the harness tests the policy as the runtime
  * drives it, not as a copy of the runtime would. Every pick is checked against the model: a
  * picked task must be queued (not running elsewhere, not blocked, not finished, not picked twice),
- * which is what "no lost or duplicated task" means.
+ * which is what "no lost or duplicated task" means; and a pinned task (jf_task_pin()) must be
+ * picked by its own worker only.
  * Single-threaded and deterministic: the same seed gives the same run.
  */
 #ifndef JIFFY_TESTS_POLICY_HARNESS_H
@@ -159,6 +160,9 @@ static inline void ph_start(struct ph_sim *s, int w, struct jf_task *t)
 		s->cur[w] = -1;
 		return;
 	}
+	if (jf_task_pin(t) >= 0 && jf_task_pin(t) != w)
+		ph_violation(s, "worker %d picked task %d, which is pinned to worker %d", w, i,
+			     jf_task_pin(t));
 	s->tasks[i].state = PH_RUNNING;
 	s->nqueued--;
 	s->tasks[i].worker = w;
@@ -310,6 +314,26 @@ static inline bool ph_idle_look(struct ph_sim *s, int w)
 		return false;
 	ph_start(s, w, ph_pick(s, w));
 	return s->cur[w] >= 0;
+}
+
+/* The running task of @w pins itself there (jf_thread_pin()), or unpins itself (@on false): a
+ * pin changes only while its task runs, as in the runtime. */
+static inline void ph_pin(struct ph_sim *s, int w, bool on)
+{
+	struct jf_task *t = &s->tasks[s->cur[w]].t;
+
+	t->pin_worker = w;
+	t->pinned = on;
+}
+
+/* Queued tasks worker @w may run (not pinned elsewhere). */
+static inline int ph_queued_for(const struct ph_sim *s, int w)
+{
+	int n = 0;
+	for (int i = 0; i < s->ntasks; i++)
+		n += s->tasks[i].state == PH_QUEUED &&
+		     (jf_task_pin(&s->tasks[i].t) < 0 || jf_task_pin(&s->tasks[i].t) == w);
+	return n;
 }
 
 static inline int ph_count(const struct ph_sim *s, enum ph_state st)
