@@ -3,7 +3,8 @@
  * under a key (freed by its destructor when the uthread ends), a request id in a fast slot, and
  * a uthread pinned to its worker so that a __thread cache stays the same kernel thread's while it
  * sleeps and yields. Exits 0 only if every check held.
- * Build against an installed Jiffy:  cc local_pin.c $(pkg-config --cflags --libs jiffy) -o local_pin
+ * Build against an installed Jiffy:
+ *     cc local_pin.c $(pkg-config --cflags --libs jiffy) -o local_pin
  */
 #include <stdint.h>
 #include <stdio.h>

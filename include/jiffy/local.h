@@ -40,7 +40,10 @@ extern "C" {
 
 /** JF_KEYS_MAX - how many keys may exist at once in the process (PTHREAD_KEYS_MAX's role). */
 #define JF_KEYS_MAX 256
-/** JF_KEY_DESTRUCTOR_ITERATIONS - rounds of destructors at a uthread's end (PTHREAD_DESTRUCTOR_ITERATIONS). */
+/**
+ * JF_KEY_DESTRUCTOR_ITERATIONS - the rounds of destructors at a uthread's end (the role of
+ * PTHREAD_DESTRUCTOR_ITERATIONS).
+ */
 #define JF_KEY_DESTRUCTOR_ITERATIONS 4
 /** JF_LOCAL_FAST_SLOTS - the fast slots of every uthread (jf_local_get(), jf_local_set()). */
 #define JF_LOCAL_FAST_SLOTS 4

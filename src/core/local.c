@@ -233,11 +233,13 @@ void jf_local_exit(struct jf_thread *t)
 			void (*dtor)(void *);
 			void *v = e->value;
 
-			if (!v || !key_live(i, e->seq))
-				continue; /* no value, or its key was deleted: no destructor (pthreads) */
-			dtor = __atomic_load_n(&keys[i].dtor, __ATOMIC_ACQUIRE);
-			if (!dtor)
+			if (!v)
 				continue;
+			/* The destructor first, then the key: if the slot went to a later key meanwhile,
+			 * its destructor's store follows its sequence's, so the check below fails. */
+			dtor = __atomic_load_n(&keys[i].dtor, __ATOMIC_ACQUIRE);
+			if (!key_live(i, e->seq) || !dtor)
+				continue; /* its key was deleted: no destructor (as pthreads), or none */
 			e->value = NULL;
 			jf_pcount_set(0); /* the uthread's own code: preemptible */
 			dtor(v);
