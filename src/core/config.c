@@ -66,6 +66,8 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->preempt_skip = true;
 	cfg->pthread_shim = true;
 	cfg->clock = JF_CLOCK_TSC;
+	cfg->lock_defer_ns = JF_LOCK_DEFER_DEFAULT_NS; /* docs/sync.md, "Lock-holder preemption" */
+	cfg->lock_spin_ns = JF_LOCK_SPIN_DEFAULT_NS;
 }
 
 /* --- the policies' parameters (struct jf_config_param) --------------------------------------- */
@@ -268,6 +270,12 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 		return jf_errf(err, errlen,
 			    "preempt = '%.*s': unknown mechanism; known: " JF_PREEMPT_KNOWN,
 			    (int)sizeof(cfg->preempt), cfg->preempt);
+	if (cfg->lock_defer_ns > 10000000ull)
+		return jf_errf(err, errlen, "lock_defer_ns = %" PRIu64 ": must be at most 10 ms",
+			    cfg->lock_defer_ns);
+	if (cfg->lock_spin_ns > 1000000ull)
+		return jf_errf(err, errlen, "lock_spin_ns = %" PRIu64 ": must be at most 1 ms",
+			    cfg->lock_spin_ns);
 	if ((unsigned)cfg->clock >= JF_CLOCK_NR_KINDS)
 		return jf_errf(err, errlen, "clock = %d: must be JF_CLOCK_TSC or JF_CLOCK_MONOTONIC",
 			    (int)cfg->clock);
@@ -486,6 +494,32 @@ static int env_pfn_signal(struct jf_config *c, const char *n, const char *v, cha
 	return parse_signal(&c->pfn_signal, n, v, e, el);
 }
 
+static int env_lock_defer(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (jf_parse_u64(v, false, &x) || x > 10000)
+		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 10000", n, v);
+	c->lock_defer_ns = x * 1000u;
+	return 0;
+}
+
+static int env_lock_handoff(struct jf_config *c, const char *n, const char *v, char *e,
+			    size_t el)
+{
+	if (jf_parse_bool(v, &c->lock_handoff))
+		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
+	return 0;
+}
+
+static int env_lock_spin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (jf_parse_u64(v, false, &x) || x > 1000)
+		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 1000", n, v);
+	c->lock_spin_ns = x * 1000u;
+	return 0;
+}
+
 static const char *const clock_names[JF_CLOCK_NR_KINDS] = {"tsc", "monotonic"};
 
 static int env_clock(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
@@ -514,6 +548,8 @@ static const struct {
 	{"JIFFY_PREEMPT_SKIP", env_preempt_skip},
 	{"JIFFY_PTHREAD_SHIM", env_pthread_shim},
 	{"JIFFY_SCHEDTRACE", env_schedtrace},        {"JIFFY_STALL_REPORT", env_stall},
+	{"JIFFY_LOCK_DEFER_US", env_lock_defer},     {"JIFFY_LOCK_SPIN_US", env_lock_spin},
+	{"JIFFY_LOCK_HANDOFF", env_lock_handoff},
 };
 
 /*
@@ -700,5 +736,8 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "netpoll_us = %" PRIu64 "\n", cfg->netpoll_ns / 1000u);
 	fprintf(out, "schedtrace_ms = %" PRIu64 "\n", cfg->schedtrace_ns / 1000000u);
 	fprintf(out, "stall_report = %u\n", cfg->stall_report);
+	fprintf(out, "lock_defer_us = %" PRIu64 "\n", cfg->lock_defer_ns / 1000u);
+	fprintf(out, "lock_spin_us = %" PRIu64 "\n", cfg->lock_spin_ns / 1000u);
+	fprintf(out, "lock_handoff = %d\n", cfg->lock_handoff);
 	print_params(cfg, out);
 }
