@@ -9,7 +9,7 @@
  * for a pinned uthread, nor does a __thread variable's address; the same workload unpinned does
  * migrate (the hint moves it under every policy that reads attr.worker; central moves it by
  * serving any worker). Also nesting, the error codes, jf_thread_pinned(), and unpin letting a
- * uthread move again.
+ * uthread move again; jf_dump_threads() shows the pins.
  */
 #include <stdatomic.h>
 
@@ -227,6 +227,17 @@ static void *app_main(void *arg)
 		attr.pin = 1;
 		attr.sched.worker = s;
 		t[n++] = jft_spawn(&attr, pp_fn, &ppa[s]);
+	}
+	{ /* jf_dump_threads() shows the pins */
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		CHECK(f != NULL);
+		CHECK_EQ(jf_dump_threads(f), 0);
+		fclose(f);
+		CHECK_STR_CONTAINS(buf, "pinned to worker");
+		free(buf);
 	}
 	for (int i = 0; i < n; i++)
 		jft_join(t[i]);
