@@ -182,6 +182,16 @@ static void *unpin_moves_fn(void *arg)
 	return (void *)(intptr_t)(jf_worker_id() != w);
 }
 
+static atomic_int dump_ready;
+
+static void *dump_target_fn(void *arg)
+{
+	(void)arg;
+	atomic_store_explicit(&dump_ready, 1, memory_order_release);
+	CHECK_EQ(jf_sleep_ns(60ull * 1000000000), -ECANCELED); /* until main cancels it */
+	return NULL;
+}
+
 static void *app_main(void *arg)
 {
 	enum { NPIN = 2 * NW, NSELF = NW, NFREE = NW };
@@ -228,19 +238,31 @@ static void *app_main(void *arg)
 		attr.sched.worker = s;
 		t[n++] = jft_spawn(&attr, pp_fn, &ppa[s]);
 	}
-	{ /* jf_dump_threads() shows the pins */
+	for (int i = 0; i < n; i++)
+		jft_join(t[i]);
+
+	{ /* jf_dump_threads() shows the pin of a blocked pinned uthread (dumped only once it has
+	   * said it started: the dump reads its fields without the runtime's locks) */
 		char *buf = NULL;
 		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
+		FILE *f;
 
+		jf_attr_init(&attr);
+		attr.pin = 1;
+		attr.sched.worker = 1;
+		t[0] = jft_spawn(&attr, dump_target_fn, NULL);
+		while (!atomic_load_explicit(&dump_ready, memory_order_acquire))
+			CHECK_EQ(jf_sleep_ns(100000), 0);
+		CHECK_EQ(jf_sleep_ns(1000000), 0); /* it blocks in its sleep meanwhile */
+		f = open_memstream(&buf, &len);
 		CHECK(f != NULL);
 		CHECK_EQ(jf_dump_threads(f), 0);
 		fclose(f);
-		CHECK_STR_CONTAINS(buf, "pinned to worker");
+		CHECK_STR_CONTAINS(buf, "pinned to worker 1");
 		free(buf);
+		CHECK_EQ(jf_cancel(t[0]), 0);
+		jft_join(t[0]);
 	}
-	for (int i = 0; i < n; i++)
-		jft_join(t[i]);
 
 	jf_attr_init(&attr);
 	attr.pin = 1;
