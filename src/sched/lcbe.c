@@ -84,6 +84,25 @@ static inline bool is_lc(const struct jf_task *t)
 	return t->attr.klass == 0;
 }
 
+/*
+ * Per task (policy_data): the taskq link first (taskq.h), then the class it was last queued
+ * with, for wakeup_preempt: that op runs after enqueue returned, when the task may already run
+ * on another worker and be changing its attributes (jf_thread_set_sched_attr() applies them at
+ * its next hand-over), so it must not read woken->attr. Atomic: a later enqueue of the same
+ * task may store it meanwhile (either value is a class the task had).
+ */
+struct lcbe_task {
+	struct taskq_link link;
+	uint32_t queued_lc;
+};
+_Static_assert(sizeof(struct lcbe_task) <= JF_TASK_POLICY_DATA, "lcbe task data too large");
+_Static_assert(offsetof(struct lcbe_task, link) == 0, "taskq link must be first");
+
+static inline uint32_t *queued_lc(struct jf_task *t)
+{
+	return &((struct lcbe_task *)(void *)t->policy_data)->queued_lc;
+}
+
 static inline uint32_t running_on(const struct lcbe *s, int worker)
 {
 	return __atomic_load_n(&s->w[worker].running, __ATOMIC_RELAXED);
@@ -167,6 +186,7 @@ static int lcbe_enqueue(struct jf_policy *p, int worker, struct jf_task *t,
 	int target = worker;
 
 	(void)now;
+	__atomic_store_n(queued_lc(t), is_lc(t), __ATOMIC_RELAXED); /* before it is queued */
 	if (!is_lc(t)) {
 		if (JF_UNLIKELY(jf_task_pin(t) >= 0)) {
 			target = jf_task_pin(t);
@@ -284,14 +304,15 @@ static bool lcbe_wakeup_preempt(struct jf_policy *p, int target, struct jf_task 
 				uint64_t now)
 {
 	(void)now;
-	return is_lc(woken) && running_on(lcbe_of(p), target) == LCBE_BE;
+	return __atomic_load_n(queued_lc(woken), __ATOMIC_RELAXED) &&
+	       running_on(lcbe_of(p), target) == LCBE_BE;
 }
 
 const struct jf_policy_ops jf_policy_lcbe = {
 	.name = "lcbe",
 	.summary = "latency-critical work stealing over round-robin best-effort work",
 	.flags = 0,
-	.task_data_size = sizeof(struct taskq_link),
+	.task_data_size = sizeof(struct lcbe_task),
 	.init = lcbe_init,
 	.destroy = lcbe_destroy,
 	.enqueue = lcbe_enqueue,

@@ -1,7 +1,7 @@
 /*
  * core/test_pin.c - proves pinning (jiffy/local.h: struct jf_attr.pin, jf_thread_pin(),
- * jf_thread_unpin()) holds end to end under the policy in JIFFY_POLICY (registered once per
- * policy, and under ws with each preemption mechanism): on 3 workers, uthreads pinned at spawn
+ * jf_thread_unpin()) holds end to end under every policy x {none, timer, deadline}, in one
+ * process (tests/sync/matrix.h; JFT_MATRIX_POLICY / JFT_MATRIX_PREEMPT narrow it): on 3 workers, uthreads pinned at spawn
  * (to a named worker and to the spawner's) and uthreads that pin themselves run a mix of
  * yields, sleeps, contended mutex waits woken from other workers, condition-variable ping-pong
  * with a partner on another worker, busy loops long enough to be preempted, and attribute
@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 
 #include "jf_test.h"
+#include "sync/matrix.h"
 
 #define NW 3
 
@@ -84,9 +85,8 @@ static void *pinned_fn(void *arg)
 		step(i);
 		if (jf_worker_id() != w) {
 			fprintf(stderr, "pinned uthread %llu: on worker %d after step %d (kind %d), pinned "
-					"to %d (policy %s)\n",
-				(unsigned long long)jf_thread_id(jf_self()), jf_worker_id(), i, i % 6, w,
-				getenv("JIFFY_POLICY") ? getenv("JIFFY_POLICY") : "default");
+					"to %d (the cell printed last)\n",
+				(unsigned long long)jf_thread_id(jf_self()), jf_worker_id(), i, i % 6, w);
 			CHECK(!"a pinned uthread moved");
 		}
 		CHECK(&tls_probe == probe); /* the same kernel thread's variable */
@@ -122,17 +122,19 @@ static void *self_pin_fn(void *arg)
 	return NULL;
 }
 
-/* The same mix unpinned: counts how often it finds itself on another worker. */
+/* The same mix unpinned: counts how often it finds itself on another worker (going on past its
+ * rounds, up to 3000 more steps, until it has moved once: stealing policies may bring it back). */
 static void *free_fn(void *arg)
 {
-	int w = jf_worker_id();
+	int w = jf_worker_id(), moved = 0;
 
 	(void)arg;
-	for (int i = 0; i < rounds; i++) {
+	for (int i = 0; i < rounds || (!moved && i < rounds + 3000); i++) {
 		step(i);
 		if (jf_worker_id() != w) {
 			atomic_fetch_add(&migrations, 1);
 			w = jf_worker_id();
+			moved = 1;
 		}
 	}
 	return NULL;
@@ -200,8 +202,11 @@ static void *app_main(void *arg)
 	struct jf_attr attr;
 	struct pp pp;
 	struct pp_arg ppa[2];
-	const char *policy = arg;
 
+	(void)arg;
+	atomic_store(&migrations, 0);
+	atomic_store(&pinned_steps, 0);
+	atomic_store(&dump_ready, 0);
 	CHECK_EQ(jf_nworkers(), NW);
 	CHECK_EQ(jf_thread_pinned(NULL), -1);
 	CHECK_EQ(jf_thread_unpin(), -EINVAL); /* main is not pinned */
@@ -272,9 +277,8 @@ static void *app_main(void *arg)
 	CHECK(jft_join(t[0]) != NULL);
 	jft_join(t[1]);
 
-	printf("policy %s, preempt %s: %ld checked steps of pinned uthreads, none moved; "
-	       "unpinned uthreads migrated %ld times\n",
-	       policy, getenv("JIFFY_PREEMPT") ? getenv("JIFFY_PREEMPT") : "default",
+	printf("   %ld checked steps of pinned uthreads, none moved; unpinned uthreads migrated %ld "
+	       "times\n",
 	       (long)atomic_load(&pinned_steps), (long)atomic_load(&migrations));
 	CHECK(atomic_load(&migrations) > 0);
 	return NULL;
@@ -282,14 +286,12 @@ static void *app_main(void *arg)
 
 int main(void)
 {
-	struct jf_config cfg;
+	int cells;
 
-	rounds = JFT_SCALE(300, 60);
+	rounds = JFT_SCALE(100, 30);
 	CHECK_EQ(jf_thread_pin(), -EPERM);
 	CHECK_EQ(jf_thread_unpin(), -EPERM);
-	jft_config(&cfg, NW);
-	cfg.workers = NW;
-	jft_run(&cfg, app_main, cfg.policy);
-	printf("core.pin: OK\n");
+	cells = jft_matrix_run("core.pin", NW, app_main, NULL);
+	printf("core.pin: %d cells OK\n", cells);
 	return 0;
 }
