@@ -28,6 +28,7 @@
 
 #include <jiffy/chan.h>
 #include <jiffy/config.h>
+#include <jiffy/local.h>
 #include <jiffy/net.h>
 #include <jiffy/pfn.h>
 #include <jiffy/policy.h>
