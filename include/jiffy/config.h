@@ -124,6 +124,10 @@ struct jf_config_param {
  *                preempted when it releases the lock, if that is sooner);
  *                0: holders are preempted like anyone (jiffy/sync.h, docs/sync.md).
  *                                                                      JIFFY_LOCK_DEFER_US
+ * @lock_handoff: jf_mutex_t releases hand the mutex to the oldest waiter
+ *                (strict FIFO) instead of freeing it for whoever asks first,
+ *                with a handoff only for a waiter starved 1 ms (Go's rule,
+ *                the default: docs/sync.md says why).               JIFFY_LOCK_HANDOFF=0|1
  * @lock_spin_ns: a uthread that finds a jf_mutex_t held by a uthread running on
  *                another worker spins up to this long for it before blocking
  *                (0: blocks at once).                                  JIFFY_LOCK_SPIN_US
@@ -156,6 +160,7 @@ struct jf_config {
 	enum jf_clock_kind clock;
 	uint64_t lock_defer_ns;
 	uint64_t lock_spin_ns;
+	bool lock_handoff;
 	unsigned nparams;
 	struct jf_config_param params[JF_CONFIG_PARAMS_MAX];
 };

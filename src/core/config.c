@@ -503,6 +503,14 @@ static int env_lock_defer(struct jf_config *c, const char *n, const char *v, cha
 	return 0;
 }
 
+static int env_lock_handoff(struct jf_config *c, const char *n, const char *v, char *e,
+			    size_t el)
+{
+	if (jf_parse_bool(v, &c->lock_handoff))
+		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
+	return 0;
+}
+
 static int env_lock_spin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
 	uint64_t x;
@@ -541,6 +549,7 @@ static const struct {
 	{"JIFFY_PTHREAD_SHIM", env_pthread_shim},
 	{"JIFFY_SCHEDTRACE", env_schedtrace},        {"JIFFY_STALL_REPORT", env_stall},
 	{"JIFFY_LOCK_DEFER_US", env_lock_defer},     {"JIFFY_LOCK_SPIN_US", env_lock_spin},
+	{"JIFFY_LOCK_HANDOFF", env_lock_handoff},
 };
 
 /*
@@ -729,5 +738,6 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "stall_report = %u\n", cfg->stall_report);
 	fprintf(out, "lock_defer_us = %" PRIu64 "\n", cfg->lock_defer_ns / 1000u);
 	fprintf(out, "lock_spin_us = %" PRIu64 "\n", cfg->lock_spin_ns / 1000u);
+	fprintf(out, "lock_handoff = %d\n", cfg->lock_handoff);
 	print_params(cfg, out);
 }

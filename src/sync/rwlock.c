@@ -100,7 +100,7 @@ static struct jf_thread *admit_writer(jf_rwlock_t *rw)
 
 	if (!t)
 		return NULL;
-	rw->writer = t;
+	__atomic_store_n(&rw->writer, t, __ATOMIC_RELAXED);
 	rw_update(rw, rw->writers.head ? 0 : RW_WWAIT, RW_WRITER, 0);
 	return t;
 }

@@ -188,13 +188,14 @@ static void check_rwlock(void)
 /* --- semaphore -------------------------------------------------------------------------------- */
 
 static jf_sem_t sem = JF_SEM_INITIALIZER(2);
-static int order[4];
-static atomic_int norder;
+static atomic_int order[4];
+static atomic_int nslots, norder;
 
 static void *sem_waiter(void *arg)
 {
 	CHECK_EQ(jf_sem_wait(&sem), 0);
-	order[atomic_fetch_add(&norder, 1)] = (int)(intptr_t)arg;
+	atomic_store(&order[atomic_fetch_add(&nslots, 1)], (int)(intptr_t)arg);
+	atomic_fetch_add(&norder, 1); /* after the slot is written */
 	return NULL;
 }
 
@@ -232,7 +233,7 @@ static void check_sem(void)
 		CHECK_EQ(jf_sem_post(&sem), 0);
 		while (atomic_load(&norder) != i + 1)
 			jf_yield();
-		CHECK_EQ(order[i], i);
+		CHECK_EQ(atomic_load(&order[i]), i);
 	}
 	for (int i = 0; i < 3; i++)
 		jft_join(t[i]);
