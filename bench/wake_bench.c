@@ -9,8 +9,9 @@
  * primitive under test, then goes on computing. The waiter (klass 0, latency-critical) records
  * the time from that clock read to its first instruction after the wake. It is placed on hog 1's
  * worker ("same": the waker must be preempted for it to run: wakeup preemption on this worker)
- * or on hog 2's ("other": the mechanism's kick), by attr.sched.worker; every sample records the
- * worker the waiter actually ran on and the waker's, and is counted under what really happened.
+ * or on hog 2's ("other": the mechanism's kick), pinned there (jf_attr.pin, so every policy keeps
+ * it there); every sample records the worker the waiter ran on and the waker's, and is counted
+ * under what really happened.
  * A policy without wakeup preemption leaves the waiter queued behind the hog until the hog's
  * quantum ends (up to --quantum-us); one with it (twoq, lcbe, cfs, eevdf) should run it within a
  * few microseconds on the same worker and within one kick on another.
@@ -207,6 +208,7 @@ static jf_thread_t *spawn(int worker, int klass, jf_thread_fn fn)
 	jf_attr_init(&a);
 	a.sched.worker = worker;
 	a.sched.klass = klass;
+	a.pin = 1; /* placed exactly, under every policy (jiffy/local.h) */
 	if (jf_spawn(&t, &a, fn, NULL) != 0) {
 		fprintf(stderr, "wake_bench: jf_spawn failed\n");
 		exit(1);
