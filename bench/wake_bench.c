@@ -4,11 +4,12 @@
  * waits before it runs, when the worker it is woken on is busy.
  *
  * Owns: the workload and its table. Two workers, each running a best-effort hog (klass 1, weight
- * default) that computes without end, calling jf_safepoint() in its loop. Hog 1 is also the
- * waker: every --gap-us (randomised +-50 %) it reads the clock and wakes the waiter through the
- * primitive under test, then goes on computing. The waiter (klass 0, latency-critical) records
- * the time from that clock read to its first instruction after the wake. It is placed on hog 1's
- * worker ("same": the waker must be preempted for it to run: wakeup preemption on this worker)
+ * default) that computes without end, calling jf_safepoint() in its loop. The waker, best-effort
+ * too, computes beside hog 1 on worker 1: every --gap-us (randomised +-50 %) it reads the clock
+ * and wakes the waiter through the primitive under test, then goes on computing. The waiter
+ * (klass 0, latency-critical) records the time from that clock read to its first instruction
+ * after the wake. It is placed on the waker's worker ("same": the waker must be preempted for it
+ * to run, and without wakeup preemption it also waits for hog 1's turn)
  * or on hog 2's ("other": the mechanism's kick), pinned there (jf_attr.pin, so every policy keeps
  * it there); every sample records the worker the waiter ran on and the waker's, and is counted
  * under what really happened.
