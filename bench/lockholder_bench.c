@@ -43,6 +43,7 @@ static atomic_bool stop;
 static uint64_t *waits;
 static atomic_uint nwaits;
 static atomic_ulong acquisitions;
+static struct jf_worker_stats totals; /* at the end of a run */
 
 static void spin_ns(uint64_t ns)
 {
@@ -81,6 +82,7 @@ static void *main_fn(void *arg)
 	atomic_store(&stop, true);
 	for (unsigned i = 0; i < opt.threads; i++)
 		jf_join(t[i], NULL);
+	jf_stats_total(&totals);
 	return NULL;
 }
 
@@ -91,7 +93,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 struct res {
-	double rate, p50, p99, p999, deferred;
+	double rate, p50, p99, p999, deferred, preempts;
 };
 
 static struct res run(uint64_t defer_ns, uint64_t spin_ns_, bool handoff)
@@ -127,7 +129,8 @@ static struct res run(uint64_t defer_ns, uint64_t spin_ns_, bool handoff)
 	r.p50 = n ? waits[n / 2] / 1000.0 : 0;
 	r.p99 = n ? waits[(unsigned)(n * 0.99)] / 1000.0 : 0;
 	r.p999 = n ? waits[(unsigned)(n * 0.999)] / 1000.0 : 0;
-	r.deferred = 0;
+	r.deferred = (double)totals.preempt_lock_deferred / opt.seconds;
+	r.preempts = (double)totals.preempts / opt.seconds;
 	return r;
 }
 
@@ -212,8 +215,8 @@ int main(int argc, char **argv)
 	       "cs %u us, out %u us; defer %u us, spin %u us; %.0f s x %u reps, rotated\n",
 	       opt.threads, opt.policy, opt.preempt, opt.quantum_us, opt.cs_us, opt.out_us,
 	       opt.defer_us, opt.spin_us, opt.seconds, opt.reps);
-	printf("%-13s %4s %12s %9s %9s %9s\n", "config", "rep", "acq_per_s", "wait_p50", "wait_p99",
-	       "wait_p999");
+	printf("%-13s %4s %12s %9s %9s %9s %10s %10s\n", "config", "rep", "acq_per_s", "wait_p50",
+	       "wait_p99", "wait_p999", "preempt/s", "deferred/s");
 	for (unsigned rep = 0; rep < opt.reps; rep++)
 		for (int k = 0; k < 8; k++) {
 			uint64_t d = (k & 1) ? opt.defer_us * 1000ull : 0;
@@ -223,8 +226,8 @@ int main(int argc, char **argv)
 			p50[k][rep] = r.p50;
 			p99[k][rep] = r.p99;
 			p999[k][rep] = r.p999;
-			printf("%-13s %4u %12.0f %9.1f %9.1f %9.1f\n", names[k], rep, r.rate, r.p50,
-			       r.p99, r.p999);
+			printf("%-13s %4u %12.0f %9.1f %9.1f %9.1f %10.0f %10.0f\n", names[k], rep,
+			       r.rate, r.p50, r.p99, r.p999, r.preempts, r.deferred);
 			fflush(stdout);
 		}
 	printf("\n# median [min-max] over %u reps; waits in us\n", opt.reps);
