@@ -115,6 +115,14 @@ struct jf_config_param {
  *                (0: off, the default; at most once per uthread per second; uses
  *                the signal SIGRTMIN+2). See docs/observability.md.  JIFFY_STALL_REPORT=<n>
  * @clock:        the clock jf_run() runs on (enum jf_clock_kind).     JIFFY_CLOCK=tsc|monotonic
+ * @blocking_threads: the most kernel threads of the blocking pool (jiffy/blocking.h:
+ *                jf_run_blocking(), jf_file_*, jf_getaddrinfo), 1 to 1024, default 8;
+ *                started on demand.                                    JIFFY_BLOCKING_THREADS
+ * @blocking_queue: the most calls waiting for a pool thread, 1 to 1048576, default 256;
+ *                beyond it callers wait for room (jf_try_run_blocking(): -EAGAIN).
+ *                                                                      JIFFY_BLOCKING_QUEUE
+ * @blocking_idle_ns: a pool thread without work for this long exits (at most 1 h;
+ *                default 10 s).                                        JIFFY_BLOCKING_IDLE_MS
  * @nparams:      entries of @params in use.
  * @params:       policy parameters that differ from their policy's defaults (struct
  *                jf_policy_param), for the selected policy or another one; only the selected
@@ -142,6 +150,9 @@ struct jf_config {
 	uint64_t schedtrace_ns;
 	unsigned stall_report;
 	enum jf_clock_kind clock;
+	unsigned blocking_threads;
+	unsigned blocking_queue;
+	uint64_t blocking_idle_ns;
 	unsigned nparams;
 	struct jf_config_param params[JF_CONFIG_PARAMS_MAX];
 };

@@ -1,0 +1,755 @@
+/*
+ * blocking.c - the blocking offload (jiffy/blocking.h): a bounded pool of plain kernel threads
+ * that run blocking functions for parked uthreads, and the file and name-resolution calls built
+ * on it.
+ *
+ * Owns: the pool (its queue, its threads, their start, idle exit and join at jf_run()'s end),
+ * the job protocol below, and the pool's counters (jf_stats_blocking()).
+ *
+ * Job protocol. A job lives on its caller's stack (struct bjob) and moves through
+ *   WAITROOM (queue full: on the wait list) -> QUEUED (in the queue) -> RUNNING (a pool thread
+ *   runs fn) -> DONE,   or WAITROOM/QUEUED -> CANCELLED (jf_cancel() before fn started).
+ * Every transition happens under pool.lock. The caller links its job and blocks with
+ * jf_block_wait(&pool.lock, ...), which releases the lock only after the policy knows the uthread
+ * is blocked: so a pool thread, which needs the lock to take the job, always finds its caller
+ * blocked, and the one wake it sends (jf_netpoll_remote_wake(): a pool thread is not a worker and
+ * cannot call jf_sched_make_runnable(), so the next worker that polls makes the uthread runnable)
+ * is never early. A cancellation (bjob_cancel, on the canceller's path) ends the wait only while
+ * the job has not started; once RUNNING the caller waits for DONE, so no pool thread touches the
+ * caller's stack after the call returned, and @arg may live there.
+ *
+ * The caller is counted as a netpoll waiter while it waits (jf_netpoll_remote_wait()): busy
+ * workers then poll, and an idle one parks in epoll, where the wake's eventfd write reaches it.
+ * Exactly one of the remote wake (drained by a worker) and the cancellation uncounts it.
+ *
+ * Invariants: pool.queued <= pool.queue_cap; pool.nthreads <= pool.max_threads; a job is on at
+ * most one list; a pool thread never holds pool.lock across fn or a system call.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <netdb.h>
+#include <sched.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <jiffy/blocking.h>
+
+#include "../net/netpoll.h"
+#include "runtime.h"
+
+enum bjob_state {
+	BJ_WAITROOM = 0,
+	BJ_QUEUED,
+	BJ_RUNNING,
+	BJ_DONE,
+	BJ_CANCELLED,
+	BJ_FAILED, /* no pool thread exists and none could be started: -EAGAIN, fn never ran */
+};
+
+struct bjob {
+	void *(*fn)(void *);
+	void *arg;
+	void *result;
+	struct jf_thread *t;
+	struct bjob *prev, *next; /* in pool.queue or pool.wait */
+	uint64_t submit_ns;
+	uint8_t state;             /* enum bjob_state, under pool.lock */
+	bool armed;                /* its caller blocked: the end of the job must wake it */
+	struct jf_remote_wake rw;  /* the wake of @t */
+};
+
+struct bjob_list {
+	struct bjob *head, *tail;
+};
+
+/* A pool thread's slot: joined at shutdown, or when the slot is reused after an idle exit. */
+enum slot_state {
+	SLOT_FREE = 0, /* never used, or joined */
+	SLOT_LIVE,     /* a thread runs (or is being started) here */
+	SLOT_EXITED,   /* its thread left pool_thread(): join before reuse */
+};
+
+/* @th is written by the thread itself under pool.lock when it starts, so it is valid whenever
+ * @state is SLOT_EXITED (a creator's pthread_create() may return after its thread exited). */
+struct slot {
+	pthread_t th;
+	uint8_t state;
+	bool th_set; /* @th is stored (by the thread) */
+};
+
+static struct {
+	uint32_t lock;              /* everything below */
+	const struct runtime *owner; /* the runtime whose pool this is (NULL: none yet/joined) */
+	bool stopping;
+	unsigned max_threads, queue_cap;
+	uint64_t idle_ns;
+	struct slot *slots;          /* max_threads of them */
+	struct bjob_list queue, wait;
+	unsigned queued, waiting;
+	unsigned nthreads, nidle, wakes_owed; /* idle: in futex_wait; owed: wakes sent, not taken */
+	uint32_t futex_seq;          /* pool threads sleep on it; bumped when work arrives */
+	struct jf_blocking_stats st;
+} pool;
+
+/* --- lists (under pool.lock) ----------------------------------------------------------------- */
+
+static void list_push(struct bjob_list *l, struct bjob *j)
+{
+	j->next = NULL;
+	j->prev = l->tail;
+	if (l->tail)
+		l->tail->next = j;
+	else
+		l->head = j;
+	l->tail = j;
+}
+
+static void list_remove(struct bjob_list *l, struct bjob *j)
+{
+	if (j->prev)
+		j->prev->next = j->next;
+	else
+		l->head = j->next;
+	if (j->next)
+		j->next->prev = j->prev;
+	else
+		l->tail = j->prev;
+	j->prev = j->next = NULL;
+}
+
+static void stat_max(uint64_t *max, uint64_t v)
+{
+	if (v > *max)
+		*max = v;
+}
+
+/* Move callers waiting for room into the queue while it has room. */
+static void admit_waiting(void)
+{
+	while (pool.wait.head && pool.queued < pool.queue_cap) {
+		struct bjob *j = pool.wait.head;
+		list_remove(&pool.wait, j);
+		pool.waiting--;
+		j->state = BJ_QUEUED;
+		list_push(&pool.queue, j);
+		pool.queued++;
+	}
+	pool.st.queued = pool.queued;
+	pool.st.waiting = pool.waiting;
+	stat_max(&pool.st.queued_max, pool.queued);
+}
+
+static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+}
+
+/* --- pool threads ------------------------------------------------------------------------------ */
+
+static void run_job(struct bjob *j)
+{
+	uint64_t start = jf_now_ns(), end;
+	void *res = j->fn(j->arg);
+	bool wake;
+
+	end = jf_now_ns();
+	jf_spin_lock(&pool.lock);
+	j->result = res;
+	j->state = BJ_DONE;
+	pool.st.completed++;
+	pool.st.run_ns += end - start;
+	/* Not armed: its caller has not blocked yet and will see DONE instead. After jf_run()
+	 * stopped, nobody runs the caller again: no wake either. */
+	wake = j->armed && !pool.stopping;
+	if (wake)
+		j->rw.t = j->t;
+	jf_spin_unlock(&pool.lock);
+	if (wake)
+		jf_netpoll_remote_wake(&j->rw); /* the last touch of @j: its caller may return */
+}
+
+static void *pool_thread(void *arg)
+{
+	struct slot *self = arg;
+	sigset_t all;
+
+	/* Signals are for the workers (preemption, cancellation) and the application's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	jf_spin_lock(&pool.lock);
+	self->th = pthread_self();
+	self->th_set = true;
+	for (;;) {
+		struct bjob *j = pool.queue.head;
+		uint64_t now;
+
+		if (j) {
+			list_remove(&pool.queue, j);
+			pool.queued--;
+			admit_waiting();
+			j->state = BJ_RUNNING;
+			now = jf_now_ns();
+			pool.st.queue_ns += now - j->submit_ns;
+			stat_max(&pool.st.queue_ns_max, now - j->submit_ns);
+			jf_spin_unlock(&pool.lock);
+			run_job(j);
+			jf_spin_lock(&pool.lock);
+			continue;
+		}
+		if (pool.stopping)
+			break;
+		{
+			uint32_t seq = pool.futex_seq;
+			struct timespec ts = {
+				.tv_sec = (time_t)(pool.idle_ns / 1000000000u),
+				.tv_nsec = (long)(pool.idle_ns % 1000000000u),
+			};
+			long r;
+			int err;
+
+			pool.nidle++;
+			jf_spin_unlock(&pool.lock);
+			r = futex(&pool.futex_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+			err = r < 0 ? errno : 0;
+			jf_spin_lock(&pool.lock);
+			if (pool.wakes_owed) {
+				pool.wakes_owed--; /* a submitter took this thread off nidle already */
+			} else {
+				pool.nidle--;
+				/* Idle for the whole period, nothing queued: leave (the slot is joined later). */
+				if (err == ETIMEDOUT && !pool.queue.head && !pool.stopping)
+					break;
+			}
+		}
+	}
+	pool.nthreads--;
+	pool.st.threads = pool.nthreads;
+	self->state = SLOT_EXITED;
+	jf_spin_unlock(&pool.lock);
+	return NULL;
+}
+
+/*
+ * Under pool.lock, a job was just queued: wake an idle thread, or reserve a slot for a new one.
+ * Return: the slot the caller must start a thread on (after unlocking), or NULL; *@wake: whether
+ * to FUTEX_WAKE one idle thread; *@join: whether the slot's previous thread (exited, after an
+ * idle period) must be joined first (start_thread() does, outside the lock).
+ */
+static struct slot *want_thread(bool *wake, bool *join)
+{
+	*wake = *join = false;
+	pool.futex_seq++; /* a thread about to sleep sees the change and does not */
+	if (pool.nidle > 0) {
+		pool.nidle--;
+		pool.wakes_owed++;
+		*wake = true;
+		return NULL;
+	}
+	if (pool.nthreads >= pool.max_threads)
+		return NULL;
+	for (unsigned i = 0; i < pool.max_threads; i++)
+		if (pool.slots[i].state != SLOT_LIVE) {
+			struct slot *s = &pool.slots[i];
+			*join = s->state == SLOT_EXITED;
+			s->state = SLOT_LIVE;
+			if (!*join)
+				s->th_set = false;
+			pool.nthreads++;
+			pool.st.threads = pool.nthreads;
+			pool.st.threads_started++;
+			stat_max(&pool.st.threads_max, pool.nthreads);
+			return s;
+		}
+	JF_ASSERT(0, "blocking pool: %u threads counted, no free slot of %u", pool.nthreads,
+		  pool.max_threads);
+	return NULL;
+}
+
+/*
+ * Start a pool thread on @s (reserved by want_thread), first joining the one that ran there if
+ * @join (it exited: the join only collects it). Return: 0 or -errno (slot released).
+ */
+static int start_thread(struct slot *s, bool join)
+{
+	pthread_t th;
+	int rc;
+
+	if (join) {
+		jf_spin_lock(&pool.lock); /* @th was stored under the lock */
+		th = s->th;
+		s->th_set = false;
+		jf_spin_unlock(&pool.lock);
+		pthread_join(th, NULL);
+	}
+	rc = pthread_create(&th, NULL, pool_thread, s);
+	if (rc == 0)
+		return 0;
+	jf_spin_lock(&pool.lock);
+	s->state = SLOT_FREE;
+	pool.nthreads--;
+	pool.st.threads = pool.nthreads;
+	pool.st.threads_started--;
+	jf_spin_unlock(&pool.lock);
+	return -rc;
+}
+
+/* Under pool.lock: the running runtime's pool, set up at its first call. Return 0 or -errno. */
+static int pool_ensure(void)
+{
+	const struct runtime *rt = jf_rt;
+
+	if (pool.owner == rt)
+		return 0;
+	JF_ASSERT(pool.owner == NULL && pool.nthreads == 0, "blocking pool of a runtime that ended");
+	free(pool.slots);
+	pool.slots = calloc(rt->cfg.blocking_threads, sizeof(*pool.slots));
+	if (!pool.slots)
+		return -ENOMEM;
+	pool.owner = rt;
+	pool.stopping = false;
+	pool.max_threads = rt->cfg.blocking_threads;
+	pool.queue_cap = rt->cfg.blocking_queue;
+	pool.idle_ns = rt->cfg.blocking_idle_ns;
+	memset(&pool.st, 0, sizeof(pool.st));
+	pool.st.max_threads = pool.max_threads;
+	pool.st.queue_cap = pool.queue_cap;
+	return 0;
+}
+
+void jf_blocking_runtime_exit(void)
+{
+	jf_spin_lock(&pool.lock);
+	if (!pool.owner) {
+		jf_spin_unlock(&pool.lock);
+		return;
+	}
+	pool.stopping = true;
+	/* Calls not started are dropped: their uthreads will never run again. */
+	pool.queue.head = pool.queue.tail = NULL;
+	pool.wait.head = pool.wait.tail = NULL;
+	pool.queued = pool.waiting = 0;
+	pool.st.queued = pool.st.waiting = 0;
+	pool.futex_seq++;
+	jf_spin_unlock(&pool.lock);
+	futex(&pool.futex_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+	/* Functions still running are waited for (they cannot be interrupted; docs/blocking.md).
+	 * No slot is reserved any more (the workers are gone); a live thread stores its @th under
+	 * the lock before it can exit, so spin until each one in use has. */
+	for (unsigned i = 0; i < pool.max_threads; i++) {
+		struct slot *s = &pool.slots[i];
+		pthread_t th;
+		bool used;
+
+		for (;;) {
+			bool set;
+
+			jf_spin_lock(&pool.lock);
+			used = s->state != SLOT_FREE;
+			set = s->th_set;
+			th = s->th;
+			jf_spin_unlock(&pool.lock);
+			if (!used || set)
+				break;
+			sched_yield(); /* started, not yet running: it stores @th first thing */
+		}
+		if (!used)
+			continue;
+		pthread_join(th, NULL);
+		jf_spin_lock(&pool.lock);
+		s->state = SLOT_FREE;
+		jf_spin_unlock(&pool.lock);
+	}
+	jf_spin_lock(&pool.lock);
+	JF_ASSERT(pool.nthreads == 0, "blocking pool: %u threads after the join", pool.nthreads);
+	pool.owner = NULL;
+	pool.nidle = pool.wakes_owed = 0;
+	free(pool.slots);
+	pool.slots = NULL;
+	jf_spin_unlock(&pool.lock);
+}
+
+/* --- the caller's side ------------------------------------------------------------------------ */
+
+/* jf_block_wait()'s on_timeout, on the canceller's path: end the wait if fn has not started. */
+static bool bjob_cancel(void *arg)
+{
+	struct bjob *j = arg;
+	bool ended = true;
+
+	jf_spin_lock(&pool.lock);
+	if (j->state == BJ_WAITROOM) {
+		list_remove(&pool.wait, j);
+		pool.waiting--;
+		pool.st.waiting = pool.waiting;
+	} else if (j->state == BJ_QUEUED) {
+		list_remove(&pool.queue, j);
+		pool.queued--;
+		admit_waiting();
+	} else {
+		ended = false; /* running or done: the pool thread's wake comes */
+	}
+	if (ended) {
+		j->state = BJ_CANCELLED;
+		pool.st.cancelled++;
+	}
+	jf_spin_unlock(&pool.lock);
+	if (ended)
+		jf_netpoll_remote_unwait();
+	return ended;
+}
+
+/*
+ * No pool thread exists and none could be started (pthread_create failed): fail every call that
+ * waits for one, or it would wait for ever. Under pool.lock; returns the wakes to send after it.
+ */
+static struct bjob *fail_all(void)
+{
+	struct bjob *wake = NULL;
+	struct bjob_list *lists[2] = {&pool.queue, &pool.wait};
+
+	for (int i = 0; i < 2; i++) {
+		struct bjob *j;
+		while ((j = lists[i]->head) != NULL) {
+			list_remove(lists[i], j);
+			j->state = BJ_FAILED;
+			if (j->armed) { /* blocked: wake it (the others see FAILED before blocking) */
+				j->rw.t = j->t;
+				j->next = wake;
+				wake = j;
+			}
+		}
+	}
+	pool.queued = pool.waiting = 0;
+	pool.st.queued = pool.st.waiting = 0;
+	return wake;
+}
+
+static void wake_failed(struct bjob *j)
+{
+	while (j) {
+		struct bjob *next = j->next;
+		jf_netpoll_remote_wake(&j->rw);
+		j = next;
+	}
+}
+
+/* The end of a call whose job left the lists without a wake for it (not armed). */
+static int unarmed_end(struct bjob *j, void **result)
+{
+	int rc = j->state == BJ_DONE ? 0 : -EAGAIN;
+
+	jf_netpoll_remote_unwait();
+	if (rc == 0 && result)
+		*result = j->result;
+	return rc;
+}
+
+static int submit(void *(*fn)(void *), void *arg, void **result, bool try_only)
+{
+	struct bjob j = {.fn = fn, .arg = arg};
+	struct slot *start = NULL;
+	bool wake = false, join = false;
+	int rc;
+
+	if (!fn)
+		return -EINVAL;
+	JF_RUNTIME_ENTER();
+	j.t = jf_current();
+	if (!j.t) {
+		JF_RUNTIME_LEAVE();
+		return -EPERM;
+	}
+	if (jf_cancel_due(j.t)) {
+		JF_RUNTIME_LEAVE();
+		return -ECANCELED;
+	}
+	/* Counted as a waiter from here (np_init may open the eventfd, once): uncounted by the
+	 * wake that a worker drains, or by unwait on every other way out. */
+	rc = jf_netpoll_remote_wait(j.t);
+	if (rc) {
+		JF_RUNTIME_LEAVE();
+		return rc;
+	}
+	jf_spin_lock(&pool.lock);
+	rc = pool_ensure();
+	if (rc == 0 && try_only && (pool.queued >= pool.queue_cap || pool.wait.head)) {
+		pool.st.rejected++;
+		rc = -EAGAIN;
+	}
+	if (rc) {
+		jf_spin_unlock(&pool.lock);
+		jf_netpoll_remote_unwait();
+		JF_RUNTIME_LEAVE();
+		return rc;
+	}
+	j.submit_ns = jf_now_ns();
+	pool.st.submitted++;
+	if (pool.queued < pool.queue_cap && !pool.wait.head) {
+		j.state = BJ_QUEUED;
+		list_push(&pool.queue, &j);
+		pool.queued++;
+		pool.st.queued = pool.queued;
+		stat_max(&pool.st.queued_max, pool.queued);
+		start = want_thread(&wake, &join);
+	} else {
+		j.state = BJ_WAITROOM; /* a pool thread moves it into the queue when there is room */
+		list_push(&pool.wait, &j);
+		pool.waiting++;
+		pool.st.waiting = pool.waiting;
+		stat_max(&pool.st.waiting_max, pool.waiting);
+	}
+	if (start || wake) {
+		/*
+		 * Wake or start a thread without the lock (a system call; a new thread takes the
+		 * lock first thing). Meanwhile the job may run, even finish: not armed, it sends no
+		 * wake, and the caller sees the state when it takes the lock again.
+		 */
+		struct bjob *failed = NULL;
+
+		jf_spin_unlock(&pool.lock);
+		if (wake)
+			futex(&pool.futex_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+		rc = start ? start_thread(start, join) : 0;
+		jf_spin_lock(&pool.lock);
+		if (rc && pool.nthreads == 0)
+			failed = fail_all();
+		if (j.state == BJ_DONE || j.state == BJ_FAILED) {
+			jf_spin_unlock(&pool.lock);
+			wake_failed(failed);
+			rc = unarmed_end(&j, result);
+			JF_RUNTIME_LEAVE();
+			return rc;
+		}
+		JF_ASSERT(!failed, "blocking pool: armed jobs failed while one was not");
+	}
+	j.armed = true;
+	jf_wait_note(j.t, j.state == BJ_WAITROOM ? "blocking-room" : "blocking", &pool);
+	jf_block_wait(&pool.lock, UINT64_MAX, bjob_cancel, &j);
+	jf_spin_lock(&pool.lock); /* orders the pool thread's writes before our reads */
+	JF_ASSERT(j.state == BJ_DONE || j.state == BJ_CANCELLED || j.state == BJ_FAILED,
+		  "blocking job woken in state %u", (unsigned)j.state);
+	rc = j.state == BJ_DONE ? 0 : j.state == BJ_CANCELLED ? -ECANCELED : -EAGAIN;
+	jf_spin_unlock(&pool.lock);
+	if (rc == 0 && result)
+		*result = j.result;
+	JF_RUNTIME_LEAVE();
+	return rc;
+}
+
+int jf_run_blocking(void *(*fn)(void *), void *arg, void **result)
+{
+	return submit(fn, arg, result, false);
+}
+
+int jf_try_run_blocking(void *(*fn)(void *), void *arg, void **result)
+{
+	return submit(fn, arg, result, true);
+}
+
+int jf_stats_blocking(struct jf_blocking_stats *out)
+{
+	if (!out)
+		return -EINVAL;
+	jf_spin_lock(&pool.lock);
+	if (jf_rt && pool.owner != jf_rt) { /* this runtime has not used the pool yet */
+		memset(out, 0, sizeof(*out));
+		out->max_threads = jf_rt->cfg.blocking_threads;
+		out->queue_cap = jf_rt->cfg.blocking_queue;
+	} else {
+		*out = pool.st;
+	}
+	jf_spin_unlock(&pool.lock);
+	return 0;
+}
+
+/* --- regular files ------------------------------------------------------------------------------ */
+
+enum file_op { FOP_OPEN, FOP_READ, FOP_WRITE, FOP_PREAD, FOP_PWRITE, FOP_FSYNC, FOP_CLOSE };
+
+struct file_call {
+	enum file_op op;
+	int fd;
+	int flags;
+	mode_t mode;
+	const char *path;
+	void *buf;
+	size_t len;
+	off_t off;
+	ssize_t ret;
+	int err;
+};
+
+static void *file_call_run(void *arg)
+{
+	struct file_call *c = arg;
+
+	errno = 0;
+	switch (c->op) {
+	case FOP_OPEN:
+		c->ret = open(c->path, c->flags, c->mode);
+		break;
+	case FOP_READ:
+		c->ret = read(c->fd, c->buf, c->len);
+		break;
+	case FOP_WRITE:
+		c->ret = write(c->fd, c->buf, c->len);
+		break;
+	case FOP_PREAD:
+		c->ret = pread(c->fd, c->buf, c->len, c->off);
+		break;
+	case FOP_PWRITE:
+		c->ret = pwrite(c->fd, c->buf, c->len, c->off);
+		break;
+	case FOP_FSYNC:
+		c->ret = fsync(c->fd);
+		break;
+	case FOP_CLOSE:
+		c->ret = close(c->fd);
+		break;
+	}
+	c->err = errno;
+	return NULL;
+}
+
+/* Run @c on the pool, or here outside a uthread. Return its result with errno set. */
+static ssize_t file_call(struct file_call *c)
+{
+	int rc = jf_run_blocking(file_call_run, c, NULL);
+
+	if (rc == -EPERM) {
+		file_call_run(c); /* not a uthread: block this thread, as the plain call would */
+	} else if (rc != 0) {
+		errno = -rc;
+		return -1;
+	}
+	if (c->ret < 0)
+		errno = c->err;
+	return c->ret;
+}
+
+int jf_file_open(const char *path, int flags, ...)
+{
+	struct file_call c = {.op = FOP_OPEN, .path = path, .flags = flags};
+
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_list ap;
+		va_start(ap, flags);
+		c.mode = (mode_t)va_arg(ap, int);
+		va_end(ap);
+	}
+	return (int)file_call(&c);
+}
+
+ssize_t jf_file_read(int fd, void *buf, size_t len)
+{
+	struct file_call c = {.op = FOP_READ, .fd = fd, .buf = buf, .len = len};
+	return file_call(&c);
+}
+
+ssize_t jf_file_write(int fd, const void *buf, size_t len)
+{
+	struct file_call c = {.op = FOP_WRITE, .fd = fd, .buf = (void *)(uintptr_t)buf, .len = len};
+	return file_call(&c);
+}
+
+ssize_t jf_file_pread(int fd, void *buf, size_t len, off_t off)
+{
+	struct file_call c = {.op = FOP_PREAD, .fd = fd, .buf = buf, .len = len, .off = off};
+	return file_call(&c);
+}
+
+ssize_t jf_file_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	struct file_call c = {
+		.op = FOP_PWRITE, .fd = fd, .buf = (void *)(uintptr_t)buf, .len = len, .off = off};
+	return file_call(&c);
+}
+
+int jf_file_fsync(int fd)
+{
+	struct file_call c = {.op = FOP_FSYNC, .fd = fd};
+	return (int)file_call(&c);
+}
+
+int jf_file_close(int fd)
+{
+	struct file_call c = {.op = FOP_CLOSE, .fd = fd};
+	return (int)file_call(&c);
+}
+
+/* --- name resolution -------------------------------------------------------------------------- */
+
+struct gai_call {
+	const char *node, *service;
+	const struct addrinfo *hints;
+	struct addrinfo *res;
+	int ret, err;
+};
+
+static void *gai_run(void *arg)
+{
+	struct gai_call *c = arg;
+
+	errno = 0;
+	c->ret = getaddrinfo(c->node, c->service, c->hints, &c->res);
+	c->err = errno;
+	return NULL;
+}
+
+int jf_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+		   struct addrinfo **res)
+{
+	struct gai_call c = {.node = node, .service = service, .hints = hints};
+	int rc;
+
+	if (!res) {
+		errno = EINVAL;
+		return EAI_SYSTEM;
+	}
+	*res = NULL;
+	rc = jf_run_blocking(gai_run, &c, NULL);
+	if (rc == -EPERM) {
+		gai_run(&c);
+	} else if (rc != 0) {
+		errno = -rc;
+		return EAI_SYSTEM;
+	}
+	if (c.ret == EAI_SYSTEM)
+		errno = c.err;
+	*res = c.res;
+	return c.ret;
+}
+
+void jf_freeaddrinfo(struct addrinfo *res)
+{
+	if (res)
+		freeaddrinfo(res);
+}
+
+void jf_blocking_print(FILE *out)
+{
+	struct jf_blocking_stats b;
+
+	if (jf_stats_blocking(&b) != 0 || !b.submitted)
+		return;
+	fprintf(out,
+		"jiffy: blocking pool: %" PRIu64 " calls, %" PRIu64 " done, %" PRIu64
+		" cancelled, %" PRIu64 " rejected; queued %" PRIu64 " (max %" PRIu64 " of %" PRIu64
+		"), waiting for room %" PRIu64 " (max %" PRIu64 "); threads %" PRIu64 " (max %" PRIu64
+		" of %" PRIu64 ", %" PRIu64 " started); queued %.1f us on average (max %.1f), ran %.1f"
+		" us on average\n",
+		b.submitted, b.completed, b.cancelled, b.rejected, b.queued, b.queued_max, b.queue_cap,
+		b.waiting, b.waiting_max, b.threads, b.threads_max, b.max_threads, b.threads_started,
+		b.completed ? (double)b.queue_ns / (double)b.completed / 1e3 : 0.0,
+		(double)b.queue_ns_max / 1e3,
+		b.completed ? (double)b.run_ns / (double)b.completed / 1e3 : 0.0);
+}
