@@ -197,7 +197,7 @@ static struct pdesc *pd_register_np(int fd, struct pdesc *pd, bool fresh, bool e
 	if (fstat(fd, &st) != 0)
 		return NULL; /* EBADF */
 	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
-		errno = EPERM; /* epoll cannot watch files; they never block anyway */
+		errno = EPERM; /* epoll cannot watch files: jf_file_* (jiffy/blocking.h) is for them */
 		return NULL;
 	}
 	jf_spin_lock(&pd->lock);

@@ -227,7 +227,7 @@ static atomic_int ran_mask;
 static void *gated(void *arg)
 {
 	gate_wait();
-	atomic_fetch_or(&ran_mask, 1 << (uintptr_t)arg);
+	atomic_fetch_or(&ran_mask, 1 << ((uintptr_t)arg & 7));
 	return arg;
 }
 
