@@ -123,6 +123,8 @@ struct jf_config_param {
  *                                                                      JIFFY_BLOCKING_QUEUE
  * @blocking_idle_ns: a pool thread without work for this long exits (at most 1 h;
  *                default 10 s).                                        JIFFY_BLOCKING_IDLE_MS
+ * @blocking_spin_ns: a pool thread out of work spins this long for more before it
+ *                sleeps (at most 10 ms; default in docs/blocking.md). JIFFY_BLOCKING_SPIN_US
  * @nparams:      entries of @params in use.
  * @params:       policy parameters that differ from their policy's defaults (struct
  *                jf_policy_param), for the selected policy or another one; only the selected
@@ -153,6 +155,7 @@ struct jf_config {
 	unsigned blocking_threads;
 	unsigned blocking_queue;
 	uint64_t blocking_idle_ns;
+	uint64_t blocking_spin_ns;
 	unsigned nparams;
 	struct jf_config_param params[JF_CONFIG_PARAMS_MAX];
 };

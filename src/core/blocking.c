@@ -91,12 +91,14 @@ static struct {
 	const struct runtime *owner; /* the runtime whose pool this is (NULL: none yet/joined) */
 	bool stopping;
 	unsigned max_threads, queue_cap;
-	uint64_t idle_ns;
+	uint64_t idle_ns, spin_ns;
 	struct slot *slots;          /* max_threads of them */
 	struct bjob_list queue, wait;
 	unsigned queued, waiting;
 	unsigned nthreads, nidle, wakes_owed; /* idle: in futex_wait; owed: wakes sent, not taken */
-	uint32_t futex_seq;          /* pool threads sleep on it; bumped when work arrives */
+	uint32_t spinning;           /* a pool thread spins for work (pool_spin) */
+	uint32_t futex_seq;          /* pool threads spin and sleep on it; bumped (atomically,
+				      * under the lock) when work arrives */
 	struct jf_blocking_stats st;
 } pool;
 
@@ -155,6 +157,29 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 
 /* --- pool threads ------------------------------------------------------------------------------ */
 
+/*
+ * Spin up to pool.spin_ns for work (pool.futex_seq moving on from @seq), if no other pool
+ * thread spins already (one at most, as Go keeps one spinning M: the others would only take
+ * CPU time from the workers). Return: work came.
+ */
+static bool pool_spin(uint32_t seq)
+{
+	uint64_t end;
+	bool came = false;
+
+	if (!pool.spin_ns || __atomic_exchange_n(&pool.spinning, 1, __ATOMIC_ACQUIRE))
+		return false;
+	end = jf_now_ns() + pool.spin_ns;
+	do {
+		for (int i = 0; i < 16 && !came; i++) {
+			came = __atomic_load_n(&pool.futex_seq, __ATOMIC_ACQUIRE) != seq;
+			jf_cpu_relax();
+		}
+	} while (!came && jf_now_ns() < end);
+	__atomic_store_n(&pool.spinning, 0, __ATOMIC_RELEASE);
+	return came;
+}
+
 static void run_job(struct bjob *j)
 {
 	uint64_t start = jf_now_ns(), end;
@@ -208,7 +233,7 @@ static void *pool_thread(void *arg)
 		if (pool.stopping)
 			break;
 		{
-			uint32_t seq = pool.futex_seq;
+			uint32_t seq = __atomic_load_n(&pool.futex_seq, __ATOMIC_RELAXED);
 			struct timespec ts = {
 				.tv_sec = (time_t)(pool.idle_ns / 1000000000u),
 				.tv_nsec = (long)(pool.idle_ns % 1000000000u),
@@ -218,7 +243,13 @@ static void *pool_thread(void *arg)
 
 			pool.nidle++;
 			jf_spin_unlock(&pool.lock);
-			r = futex(&pool.futex_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+			/* Spin first: waking a sleeping thread costs a halted vCPU's wake-up (tens
+			 * of us on a KVM guest), more than the call it runs (docs/blocking.md). */
+			if (pool_spin(seq)) {
+				r = 0;
+			} else {
+				r = futex(&pool.futex_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+			}
 			err = r < 0 ? errno : 0;
 			jf_spin_lock(&pool.lock);
 			if (pool.wakes_owed) {
@@ -247,7 +278,8 @@ static void *pool_thread(void *arg)
 static struct slot *want_thread(bool *wake, bool *join)
 {
 	*wake = *join = false;
-	pool.futex_seq++; /* a thread about to sleep sees the change and does not */
+	__atomic_fetch_add(&pool.futex_seq, 1, __ATOMIC_RELEASE); /* a thread about to sleep
+								   * sees it and does not */
 	if (pool.nidle > 0) {
 		pool.nidle--;
 		pool.wakes_owed++;
@@ -319,6 +351,7 @@ static int pool_ensure(void)
 	pool.max_threads = rt->cfg.blocking_threads;
 	pool.queue_cap = rt->cfg.blocking_queue;
 	pool.idle_ns = rt->cfg.blocking_idle_ns;
+	pool.spin_ns = rt->cfg.blocking_spin_ns;
 	memset(&pool.st, 0, sizeof(pool.st));
 	pool.st.max_threads = pool.max_threads;
 	pool.st.queue_cap = pool.queue_cap;
@@ -338,7 +371,7 @@ void jf_blocking_runtime_exit(void)
 	pool.wait.head = pool.wait.tail = NULL;
 	pool.queued = pool.waiting = 0;
 	pool.st.queued = pool.st.waiting = 0;
-	pool.futex_seq++;
+	__atomic_fetch_add(&pool.futex_seq, 1, __ATOMIC_RELEASE);
 	jf_spin_unlock(&pool.lock);
 	futex(&pool.futex_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 	/* Functions still running are waited for (they cannot be interrupted; docs/blocking.md).

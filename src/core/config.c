@@ -36,6 +36,7 @@ extern char **environ;
 #define MAX_BLOCKING_THREADS 1024u
 #define MAX_BLOCKING_QUEUE (1024u * 1024u)
 #define MAX_BLOCKING_IDLE_MS (3600ull * 1000u)
+#define MAX_BLOCKING_SPIN_US 10000ull
 
 static unsigned online_cpus(void)
 {
@@ -72,6 +73,7 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->blocking_threads = 8;            /* docs/blocking.md, "Pool sizing" */
 	cfg->blocking_queue = 256;
 	cfg->blocking_idle_ns = 10000000000ull; /* 10 s, as Tokio's blocking threads */
+	cfg->blocking_spin_ns = 20 * 1000;       /* docs/blocking.md, "Costs" */
 }
 
 /* --- the policies' parameters (struct jf_config_param) --------------------------------------- */
@@ -286,6 +288,9 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 	if (cfg->blocking_idle_ns > MAX_BLOCKING_IDLE_MS * 1000000ull)
 		return jf_errf(err, errlen, "blocking_idle_ns = %" PRIu64 ": must be at most 1 h",
 			    cfg->blocking_idle_ns);
+	if (cfg->blocking_spin_ns > MAX_BLOCKING_SPIN_US * 1000u)
+		return jf_errf(err, errlen, "blocking_spin_ns = %" PRIu64 ": must be at most 10 ms",
+			    cfg->blocking_spin_ns);
 	if (validate_params(cfg, err, errlen))
 		return -EINVAL;
 	if (!jf_policy_find(cfg->policy)) {
@@ -546,6 +551,17 @@ static int env_blocking_idle(struct jf_config *c, const char *n, const char *v, 
 	return 0;
 }
 
+static int env_blocking_spin(struct jf_config *c, const char *n, const char *v, char *e,
+			     size_t el)
+{
+	uint64_t x;
+	if (jf_parse_u64(v, false, &x) || x > MAX_BLOCKING_SPIN_US)
+		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to %llu", n, v,
+			    MAX_BLOCKING_SPIN_US);
+	c->blocking_spin_ns = x * 1000u;
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	env_apply_fn apply;
@@ -565,6 +581,7 @@ static const struct {
 	{"JIFFY_BLOCKING_THREADS", env_blocking_threads},
 	{"JIFFY_BLOCKING_QUEUE", env_blocking_queue},
 	{"JIFFY_BLOCKING_IDLE_MS", env_blocking_idle},
+	{"JIFFY_BLOCKING_SPIN_US", env_blocking_spin},
 };
 
 /*
@@ -754,5 +771,6 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "blocking_threads = %u\n", cfg->blocking_threads);
 	fprintf(out, "blocking_queue = %u\n", cfg->blocking_queue);
 	fprintf(out, "blocking_idle_ms = %" PRIu64 "\n", cfg->blocking_idle_ns / 1000000u);
+	fprintf(out, "blocking_spin_us = %" PRIu64 "\n", cfg->blocking_spin_ns / 1000u);
 	print_params(cfg, out);
 }

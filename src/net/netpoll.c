@@ -292,7 +292,7 @@ static void defer_chain(struct net_waiter *chain)
 	while (chain) {
 		struct net_waiter *next = chain->next;
 		chain->next = np_pending;
-		np_pending = chain;
+		__atomic_store_n(&np_pending, chain, __ATOMIC_RELAXED); /* read unlocked: drain */
 		__atomic_fetch_add(&jf__net_waiters, 1, __ATOMIC_RELAXED); /* keep pollers polling */
 		chain = next;
 	}
@@ -312,10 +312,11 @@ static unsigned drain_pending(struct worker *w)
 	    !__atomic_load_n(&np_remote, __ATOMIC_RELAXED))
 		return 0;
 	jf_spin_lock(&np_pending_lock);
+	/* Atomic stores: the look above reads the heads without the lock. */
 	chain = np_pending;
-	np_pending = NULL;
+	__atomic_store_n(&np_pending, NULL, __ATOMIC_RELAXED);
 	remote = np_remote;
-	np_remote = NULL;
+	__atomic_store_n(&np_remote, NULL, __ATOMIC_RELAXED);
 	for (nw = chain, n = 0; nw; nw = nw->next)
 		n++;
 	for (rw = remote; rw; rw = rw->next)
@@ -359,7 +360,7 @@ void jf_netpoll_remote_wake(struct jf_remote_wake *rw)
 
 	jf_spin_lock(&np_pending_lock);
 	rw->next = np_remote;
-	np_remote = rw;
+	__atomic_store_n(&np_remote, rw, __ATOMIC_RELAXED); /* read unlocked: drain_pending */
 	jf_spin_unlock(&np_pending_lock);
 	if (write(np_evfd, &one, sizeof(one)) < 0) {
 		/* EAGAIN: the counter is already non-zero, the poller will return anyway */
@@ -442,7 +443,9 @@ unsigned jf_netpoll_poll(struct worker *w, uint64_t now)
 		return 0;
 	__atomic_store_n(&np_last_poll_ns, now, __ATOMIC_RELAXED);
 	saved = errno; /* a uthread is on this stack: its errno must not change */
-	n = np_wait(np_epfd, ev, MAX_EVENTS, 0);
+	/* Acquire: np_init() publishes it with a release; a waiter counted in jf__net_waiters (a
+	 * relaxed look, jf_netpoll_active()) may be what brought us here (TSan, core.blocking). */
+	n = np_wait(__atomic_load_n(&np_epfd, __ATOMIC_ACQUIRE), ev, MAX_EVENTS, 0);
 	jf_spin_unlock(&np_poll_lock);
 	woken = handle_events(w, ev, n > 0 ? n : 0);
 	errno = saved;
@@ -522,8 +525,8 @@ void jf_netpoll_runtime_exit(void)
 		}
 	}
 	jf_spin_lock(&np_pending_lock);
-	np_pending = NULL;
-	np_remote = NULL;
+	__atomic_store_n(&np_pending, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&np_remote, NULL, __ATOMIC_RELAXED);
 	jf_spin_unlock(&np_pending_lock);
 	__atomic_store_n(&jf__net_waiters, 0, __ATOMIC_RELAXED);
 }
