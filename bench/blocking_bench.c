@@ -8,10 +8,12 @@
  *   rt_N          the same, N callers at once (--callers, default 8): wall time per call
  *   pread_worker  pread(2) of 4 KiB (page cache) made by the uthread itself: how long its worker
  *                 is blocked per read, i.e. what every other uthread of that worker waits
- *   pread_pool    jf_file_pread() of 4 KiB (page cache): the same read offloaded
+ *   pread_file    jf_file_pread() of 4 KiB (page cache): answered on the worker by
+ *                 preadv2(RWF_NOWAIT) (the fast path)
+ *   pread_pool    the same pread(2) through jf_run_blocking(): the pool's path
  *   cold_worker   pread(2) of 4 KiB through an O_DIRECT descriptor (a read from the disk, no
  *                 page cache), on the worker: what a read that misses the cache blocks it for
- *   cold_pool     the same through jf_file_pread()
+ *   cold_pool     the same through jf_file_pread() (O_DIRECT: always the pool)
  *   uring_worker  the 4 KiB read through io_uring (raw system calls, no liburing): one
  *                 IORING_OP_READ submitted and waited for with io_uring_enter(), on the worker
  *                 (what a ring integration would pay at least per cached read; "n/a" where
@@ -174,6 +176,29 @@ static uint64_t case_rt_n(void)
 
 static char buf[BLOCK] __attribute__((aligned(4096)));
 
+struct pread_call {
+	int fd;
+	off_t off;
+	ssize_t ret;
+};
+
+static void *pread_fn(void *arg)
+{
+	struct pread_call *c = arg;
+
+	c->ret = pread(c->fd, buf, BLOCK, c->off);
+	return NULL;
+}
+
+static ssize_t pool_pread(int fd, off_t off)
+{
+	struct pread_call c = {.fd = fd, .off = off};
+
+	if (jf_run_blocking(pread_fn, &c, NULL) != 0)
+		abort();
+	return c.ret;
+}
+
 static uint64_t case_pread(int how, bool cold)
 {
 	unsigned n = cold ? iters / 20 : iters;
@@ -192,6 +217,8 @@ static uint64_t case_pread(int how, bool cold)
 			r = pread(fd, buf, BLOCK, off);
 		else if (how == 1)
 			r = jf_file_pread(fd, buf, BLOCK, off);
+		else if (how == 3)
+			r = pool_pread(fd, off);
 		else
 			r = uring_pread(&ring, buf, BLOCK, off);
 		if (r != (ssize_t)BLOCK) {
@@ -203,10 +230,10 @@ static uint64_t case_pread(int how, bool cold)
 	return (now_ns() - t0) / n;
 }
 
-enum { C_RT1, C_RTN, C_PW, C_PP, C_CW, C_CP, C_UR, NCASES };
-static const char *const case_names[NCASES] = {"rt_1",        "rt_N",        "pread_worker",
-					       "pread_pool",  "cold_worker", "cold_pool",
-					       "uring_worker"};
+enum { C_RT1, C_RTN, C_PW, C_PF, C_PP, C_CW, C_CP, C_UR, NCASES };
+static const char *const case_names[NCASES] = {"rt_1",        "rt_N",      "pread_worker",
+					       "pread_file",  "pread_pool", "cold_worker",
+					       "cold_pool",   "uring_worker"};
 static uint64_t results[NCASES][MAX_ROUNDS];
 
 static int cmp_u64(const void *a, const void *b)
@@ -227,7 +254,8 @@ static void *bench_main(void *arg)
 		results[C_RT1][r] = case_rt_1();
 		results[C_RTN][r] = case_rt_n();
 		results[C_PW][r] = case_pread(0, false);
-		results[C_PP][r] = case_pread(1, false);
+		results[C_PF][r] = case_pread(1, false);
+		results[C_PP][r] = case_pread(3, false);
 		results[C_CW][r] = direct_fd >= 0 ? case_pread(0, true) : 0;
 		results[C_CP][r] = direct_fd >= 0 ? case_pread(1, true) : 0;
 		results[C_UR][r] = ring.fd >= 0 ? case_pread(2, false) : 0;

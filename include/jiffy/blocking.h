@@ -88,6 +88,9 @@ JF_API int jf_try_run_blocking(void *(*fn)(void *), void *arg, void **result);
  * @run_ns:          total time spent in the functions.
  * @max_threads:     the pool's bound (jf_config.blocking_threads).
  * @queue_cap:       the queue's bound (jf_config.blocking_queue).
+ * @nowait_reads:    jf_file_read()/jf_file_pread() calls the page cache answered on the worker
+ *                   without the pool (preadv2 with RWF_NOWAIT); counted for the process, not per
+ *                   runtime.
  */
 struct jf_blocking_stats {
 	uint64_t submitted;
@@ -106,6 +109,7 @@ struct jf_blocking_stats {
 	uint64_t run_ns;
 	uint64_t max_threads;
 	uint64_t queue_cap;
+	uint64_t nowait_reads;
 };
 
 /**
@@ -121,7 +125,7 @@ JF_API int jf_stats_blocking(struct jf_blocking_stats *out);
 /*
  * Regular files. Conventions as in jiffy/net.h: POSIX signatures, -1 with errno on failure
  * (ECANCELED when the uthread was cancelled before the call started). Each call runs on the
- * pool (one jf_run_blocking()); outside a uthread (before jf_run(), on a plain pthread, inside a
+ * pool (one jf_run_blocking()), but for the reads' page-cache fast path; outside a uthread (before jf_run(), on a plain pthread, inside a
  * jf_run_blocking() function) the system call is made directly. The descriptors are ordinary
  * ones: never register them with the netpoller (jf_fd_register() refuses regular files).
  */
@@ -135,7 +139,12 @@ JF_API int jf_stats_blocking(struct jf_blocking_stats *out);
  */
 JF_API int jf_file_open(const char *path, int flags, ...);
 /**
- * jf_file_read() - read(2) on a pool thread.
+ * jf_file_read() - read(2): from the page cache on the worker when it can, else on a pool thread.
+ *
+ * First (unless @fd is O_DIRECT) preadv2(2) with RWF_NOWAIT on the caller's worker, which returns only what the page
+ * cache holds and never waits (for the disk, nor for a pipe's writer); what it could not read of
+ * a regular file is read on a pool thread (a pipe's or socket's short read is returned as
+ * read(2) returns it). A read answered at once does not wait, so it is no cancellation point.
  * @fd:  an open file.
  * @buf: receives the data.
  * @len: at most this many bytes.
@@ -151,7 +160,8 @@ JF_API ssize_t jf_file_read(int fd, void *buf, size_t len);
  */
 JF_API ssize_t jf_file_write(int fd, const void *buf, size_t len);
 /**
- * jf_file_pread() - pread(2) on a pool thread.
+ * jf_file_pread() - pread(2): from the page cache on the worker when it can, else on a pool
+ * thread (as jf_file_read()).
  * @fd:  an open file.
  * @buf: receives the data.
  * @len: at most this many bytes.

@@ -38,7 +38,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <jiffy/blocking.h>
@@ -101,6 +103,9 @@ static struct {
 				      * under the lock) when work arrives */
 	struct jf_blocking_stats st;
 } pool;
+
+/* Reads the page cache answered on the worker (read_nowait), for jf_stats_blocking(). */
+static uint64_t nowait_reads;
 
 /* --- lists (under pool.lock) ----------------------------------------------------------------- */
 
@@ -601,6 +606,7 @@ int jf_stats_blocking(struct jf_blocking_stats *out)
 		*out = pool.st;
 	}
 	jf_spin_unlock(&pool.lock);
+	out->nowait_reads = __atomic_load_n(&nowait_reads, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -682,10 +688,66 @@ int jf_file_open(const char *path, int flags, ...)
 	return (int)file_call(&c);
 }
 
+/*
+ * The page-cache fast path of the reads: preadv2(RWF_NOWAIT) on the worker, which never waits
+ * for the disk (nor for a pipe's writer): it returns what the page cache holds or fails with
+ * EAGAIN (EOPNOTSUPP where the file does not support it). A full read (or 0 at the end of the
+ * file) is the answer, at the cost of one system call instead of a round trip to the pool. A
+ * short one from a regular file is completed on the pool (its reader may take a short read for
+ * the end of the file); from anything else (a pipe, a socket) it is the answer, as read(2)'s.
+ * Not for O_DIRECT descriptors: there RWF_NOWAIT only spares lock waits, and the read waits for
+ * the device on the worker (56 us per 4 KiB here; docs/blocking.md). @off < 0: at the file
+ * position (read(2)). Return: bytes read here (the call
+ * is then over when it is @len or 0), or -1 (nothing read, go to the pool).
+ */
+static ssize_t read_nowait(int fd, void *buf, size_t len, off_t off)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	int saved = errno;
+	ssize_t n;
+
+	int fl;
+
+	if (!len || !jf_current())
+		return -1;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_DIRECT)) {
+		errno = saved;
+		return -1;
+	}
+	n = preadv2(fd, &iov, 1, off < 0 ? -1 : off, RWF_NOWAIT);
+	errno = saved;
+	if (n >= 0)
+		__atomic_fetch_add(&nowait_reads, 1, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* jf_file_read() and jf_file_pread(): the fast path, then the pool for the rest. */
+static ssize_t file_read(int fd, void *buf, size_t len, off_t off)
+{
+	ssize_t n = read_nowait(fd, buf, len, off), rest;
+	struct file_call c = {.op = off < 0 ? FOP_READ : FOP_PREAD, .fd = fd};
+
+	struct stat st;
+
+	if (n == 0 || (n > 0 && (size_t)n == len))
+		return n;
+	if (n > 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)))
+		return n;
+	if (n < 0)
+		n = 0;
+	c.buf = (char *)buf + n;
+	c.len = len - (size_t)n;
+	c.off = off < 0 ? 0 : off + n;
+	rest = file_call(&c);
+	if (rest < 0)
+		return n > 0 ? n : -1; /* bytes already read are not lost (errno is the rest's) */
+	return n + rest;
+}
+
 ssize_t jf_file_read(int fd, void *buf, size_t len)
 {
-	struct file_call c = {.op = FOP_READ, .fd = fd, .buf = buf, .len = len};
-	return file_call(&c);
+	return file_read(fd, buf, len, -1);
 }
 
 ssize_t jf_file_write(int fd, const void *buf, size_t len)
@@ -696,8 +758,11 @@ ssize_t jf_file_write(int fd, const void *buf, size_t len)
 
 ssize_t jf_file_pread(int fd, void *buf, size_t len, off_t off)
 {
-	struct file_call c = {.op = FOP_PREAD, .fd = fd, .buf = buf, .len = len, .off = off};
-	return file_call(&c);
+	if (off < 0) {
+		errno = EINVAL; /* as pread(2); and a negative @off means "the position" to file_read */
+		return -1;
+	}
+	return file_read(fd, buf, len, off);
 }
 
 ssize_t jf_file_pwrite(int fd, const void *buf, size_t len, off_t off)

@@ -368,6 +368,10 @@ static void *key_main(void *arg)
 	CHECK(memcmp(buf, "jiffy", 5) == 0);
 	CHECK(p1 - p0 >= 1000);
 	jft_join(writer);
+	/* A pipe's short read is returned as read(2) returns it (not completed on the pool). */
+	CHECK_EQ(write(pipe_fds[1], "abc", 3), 3);
+	CHECK_EQ(jf_file_read(pipe_fds[0], buf, sizeof(buf)), 3);
+	CHECK(memcmp(buf, "abc", 3) == 0);
 	printf("key: the other uthread made %ld steps during a jf_file_read() of an empty pipe\n",
 	       p1 - p0);
 
@@ -505,6 +509,10 @@ static void *files_main(void *arg)
 	CHECK(memcmp(b + 100, "JIFFY", 5) == 0);
 	CHECK(memcmp(b + 105, a + 105, sizeof(a) - 105) == 0);
 	CHECK_EQ(jf_file_pread(fd, b, sizeof(b), sizeof(a)), 0); /* at the end */
+	CHECK(stats().nowait_reads > 0); /* the page cache answered on the worker */
+	errno = 0;
+	CHECK_EQ(jf_file_pread(fd, b, 1, -1), -1);
+	CHECK_EQ(errno, EINVAL);
 	CHECK_EQ(jf_file_read(fd, b, sizeof(b)), 0);              /* position is at the end */
 	CHECK_EQ(jf_file_close(fd), 0);
 
