@@ -12,7 +12,9 @@
  *  - cancellation: before the call (-ECANCELED at once), while queued and while waiting for room
  *    (-ECANCELED, the function never runs), while the function runs (the caller waits for it,
  *    gets its result, and the cancellation stays pending for its next wait);
- *  - regular files round-trip through jf_file_* and report ENOENT and EBADF; jf_getaddrinfo()
+ *  - regular files round-trip through jf_file_* and report ENOENT and EBADF (reads from the page
+ *    cache are answered on the worker: nowait_reads counts them; a pipe's short read is returned
+ *    as read(2) returns it); jf_getaddrinfo()
  *    resolves "localhost" (from /etc/hosts: no network needed) and reports EAI_NONAME;
  *  - idle pool threads exit and are replaced; jf_run() returns with a function still running
  *    (it waits for it) and calls still queued (dropped, never run), every thread joined.
