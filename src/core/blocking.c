@@ -679,7 +679,7 @@ int jf_file_open(const char *path, int flags, ...)
 {
 	struct file_call c = {.op = FOP_OPEN, .path = path, .flags = flags};
 
-	if (flags & (O_CREAT | O_TMPFILE)) {
+	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) { /* as glibc's open() */
 		va_list ap;
 		va_start(ap, flags);
 		c.mode = (mode_t)va_arg(ap, int);
