@@ -181,7 +181,7 @@ static bool pool_spin(uint32_t seq)
 			jf_cpu_relax();
 		}
 	} while (!came && jf_now_ns() < end);
-	__atomic_store_n(&pool.spinning, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&pool.spinning, 0, __ATOMIC_SEQ_CST); /* before FUTEX_WAIT: want_thread */
 	return came;
 }
 
@@ -283,12 +283,17 @@ static void *pool_thread(void *arg)
 static struct slot *want_thread(bool *wake, bool *join)
 {
 	*wake = *join = false;
-	__atomic_fetch_add(&pool.futex_seq, 1, __ATOMIC_RELEASE); /* a thread about to sleep
-								   * sees it and does not */
+	/* A thread about to sleep sees the new value and does not. */
+	__atomic_fetch_add(&pool.futex_seq, 1, __ATOMIC_SEQ_CST);
 	if (pool.nidle > 0) {
 		pool.nidle--;
 		pool.wakes_owed++;
-		*wake = true;
+		/*
+		 * A spinner takes it without a FUTEX_WAKE: it sees the new value while it spins,
+		 * or, if it just stopped (it clears @spinning before its FUTEX_WAIT, which then
+		 * compares the value with the old one), its wait returns at once.
+		 */
+		*wake = !__atomic_load_n(&pool.spinning, __ATOMIC_SEQ_CST);
 		return NULL;
 	}
 	if (pool.nthreads >= pool.max_threads)
