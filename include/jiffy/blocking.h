@@ -3,9 +3,10 @@
  * while the calling uthread is parked (Tokio's spawn_blocking), and what is built on it:
  * regular-file I/O and name resolution for uthreads.
  *
- * Owns: the public API of src/core/blocking.c. A worker never makes the blocking system call
- * itself: the call runs on a pool thread (a plain kernel thread, not a worker), and the uthread
- * waits like any other blocked uthread, so the other uthreads of its worker keep running.
+ * Owns: the public API of src/core/blocking.c. A worker never waits in the kernel for these
+ * calls: the call runs on a pool thread (a plain kernel thread, not a worker), and the uthread
+ * waits like any other blocked uthread, so the other uthreads of its worker keep running (the
+ * file reads first ask the page cache with a read that cannot wait, on the worker).
  *
  * The pool (docs/blocking.md): at most jf_config.blocking_threads threads (JIFFY_BLOCKING_THREADS,
  * default 8), started when a call finds none idle, exiting after jf_config.blocking_idle_ns
@@ -49,8 +50,8 @@ struct addrinfo; /* <netdb.h>, which strict ISO C modes do not let define it */
  * @fn started (it then never runs; a cancellation that comes while @fn runs is left pending and
  * the call returns 0 when @fn returns); -EINVAL if @fn is NULL; -EPERM outside a uthread
  * (before jf_run(), on a plain pthread, or inside another call's @fn); -EAGAIN if no pool thread
- * exists and none could be started; -errno if the runtime's wake-up channel (an eventfd) could not
- * be made.
+ * exists and none could be started; -ENOMEM if the pool's first call could not allocate its
+ * thread table; -errno if the runtime's wake-up channel (an eventfd) could not be made.
  */
 JF_API int jf_run_blocking(void *(*fn)(void *), void *arg, void **result);
 
