@@ -320,14 +320,14 @@ static void *sleep_200ms(void *arg)
 }
 
 static int pipe_fds[2];
+static atomic_long pipe_p0; /* the spinner's count before the read began */
 
-/* The writer is a uthread on the reader's worker: if the read blocked the worker, it never runs. */
+/* The writer is a uthread on the reader's worker: if the read blocked the worker, it never runs.
+ * It writes once the spinner made 1000 steps since the reader's p0, so p1 - p0 >= 1000. */
 static void *pipe_writer(void *arg)
 {
-	long start = atomic_load(&progress);
-
 	(void)arg;
-	while (atomic_load(&progress) - start < 1000)
+	while (atomic_load(&progress) - atomic_load(&pipe_p0) < 1000)
 		jf_yield();
 	CHECK_EQ(write(pipe_fds[1], "jiffy", 5), 5);
 	return NULL;
@@ -362,8 +362,9 @@ static void *key_main(void *arg)
 
 	/* 2. A read from an empty pipe that a uthread of this worker fills later. */
 	CHECK_EQ(pipe(pipe_fds), 0);
-	writer = jft_spawn(NULL, pipe_writer, NULL);
 	p0 = atomic_load(&progress);
+	atomic_store(&pipe_p0, p0);
+	writer = jft_spawn(NULL, pipe_writer, NULL);
 	n = jf_file_read(pipe_fds[0], buf, sizeof(buf));
 	p1 = atomic_load(&progress);
 	CHECK_EQ(n, 5);
