@@ -26,6 +26,10 @@ extern "C" {
 #define JF_POLICY_NAME_MAX 32
 /** JF_GRACE_DEFAULT - jf_config.grace_ns: leave the grace period to the mechanism (see there). */
 #define JF_GRACE_DEFAULT UINT64_MAX
+/** JF_LOCK_DEFER_DEFAULT_NS - jf_config.lock_defer_ns's default (docs/sync.md has the numbers). */
+#define JF_LOCK_DEFER_DEFAULT_NS 50000u
+/** JF_LOCK_SPIN_DEFAULT_NS - jf_config.lock_spin_ns's default (docs/sync.md has the numbers). */
+#define JF_LOCK_SPIN_DEFAULT_NS 2000u
 /** JF_QUANTUM_DEFAULT - jf_config.quantum_ns: the mechanism's own (jf_config_default() sets it). */
 #define JF_QUANTUM_DEFAULT UINT64_MAX
 /** JF_MAX_WORKERS - the most workers a runtime may have (jf_config.workers, JIFFY_WORKERS). */
@@ -125,6 +129,18 @@ struct jf_config_param {
  *                default 10 s).                                        JIFFY_BLOCKING_IDLE_MS
  * @blocking_spin_ns: a pool thread out of work spins this long for more before it
  *                sleeps (at most 10 ms; default in docs/blocking.md). JIFFY_BLOCKING_SPIN_US
+ * @lock_defer_ns: a uthread holding a jf_mutex_t or a jf_rwlock_t for writing
+ *                is preempted at most this long after its quantum ends (it is
+ *                preempted when it releases the lock, if that is sooner);
+ *                0: holders are preempted like anyone (jiffy/sync.h, docs/sync.md).
+ *                                                                      JIFFY_LOCK_DEFER_US
+ * @lock_handoff: jf_mutex_t releases hand the mutex to the oldest waiter
+ *                (strict FIFO) instead of freeing it for whoever asks first,
+ *                with a handoff only for a waiter starved 1 ms (Go's rule,
+ *                the default: docs/sync.md says why).               JIFFY_LOCK_HANDOFF=0|1
+ * @lock_spin_ns: a uthread that finds a jf_mutex_t held by a uthread running on
+ *                another worker spins up to this long for it before blocking
+ *                (0: blocks at once).                                  JIFFY_LOCK_SPIN_US
  * @nparams:      entries of @params in use.
  * @params:       policy parameters that differ from their policy's defaults (struct
  *                jf_policy_param), for the selected policy or another one; only the selected
@@ -156,6 +172,9 @@ struct jf_config {
 	unsigned blocking_queue;
 	uint64_t blocking_idle_ns;
 	uint64_t blocking_spin_ns;
+	uint64_t lock_defer_ns;
+	uint64_t lock_spin_ns;
+	bool lock_handoff;
 	unsigned nparams;
 	struct jf_config_param params[JF_CONFIG_PARAMS_MAX];
 };

@@ -46,6 +46,8 @@ extern "C" {
  *              lands in a non-preemptible region is taken at its end and still counted by the
  *              path it came in by. The rest of @preempts are wakeup preemptions and requests
  *              that came from elsewhere.
+ * @preempt_lock_deferred: preemptions deferred because the uthread held a Jiffy lock
+ *                 (jf_config.lock_defer_ns; jiffy/sync.h).
  */
 struct jf_worker_stats {
 	uint64_t switches;
@@ -67,6 +69,7 @@ struct jf_worker_stats {
 	uint64_t netpolls;
 	uint64_t preempts_safepoint;
 	uint64_t preempts_signal;
+	uint64_t preempt_lock_deferred;
 };
 
 /*

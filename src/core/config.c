@@ -74,6 +74,8 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->blocking_queue = 256;
 	cfg->blocking_idle_ns = 10000000000ull; /* 10 s, as Tokio's blocking threads */
 	cfg->blocking_spin_ns = 20 * 1000;       /* docs/blocking.md, "Costs" */
+	cfg->lock_defer_ns = JF_LOCK_DEFER_DEFAULT_NS; /* docs/sync.md, "Lock-holder preemption" */
+	cfg->lock_spin_ns = JF_LOCK_SPIN_DEFAULT_NS;
 }
 
 /* --- the policies' parameters (struct jf_config_param) --------------------------------------- */
@@ -276,6 +278,12 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 		return jf_errf(err, errlen,
 			    "preempt = '%.*s': unknown mechanism; known: " JF_PREEMPT_KNOWN,
 			    (int)sizeof(cfg->preempt), cfg->preempt);
+	if (cfg->lock_defer_ns > 10000000ull)
+		return jf_errf(err, errlen, "lock_defer_ns = %" PRIu64 ": must be at most 10 ms",
+			    cfg->lock_defer_ns);
+	if (cfg->lock_spin_ns > 1000000ull)
+		return jf_errf(err, errlen, "lock_spin_ns = %" PRIu64 ": must be at most 1 ms",
+			    cfg->lock_spin_ns);
 	if ((unsigned)cfg->clock >= JF_CLOCK_NR_KINDS)
 		return jf_errf(err, errlen, "clock = %d: must be JF_CLOCK_TSC or JF_CLOCK_MONOTONIC",
 			    (int)cfg->clock);
@@ -506,6 +514,32 @@ static int env_pfn_signal(struct jf_config *c, const char *n, const char *v, cha
 	return parse_signal(&c->pfn_signal, n, v, e, el);
 }
 
+static int env_lock_defer(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (jf_parse_u64(v, false, &x) || x > 10000)
+		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 10000", n, v);
+	c->lock_defer_ns = x * 1000u;
+	return 0;
+}
+
+static int env_lock_handoff(struct jf_config *c, const char *n, const char *v, char *e,
+			    size_t el)
+{
+	if (jf_parse_bool(v, &c->lock_handoff))
+		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
+	return 0;
+}
+
+static int env_lock_spin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	uint64_t x;
+	if (jf_parse_u64(v, false, &x) || x > 1000)
+		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 1000", n, v);
+	c->lock_spin_ns = x * 1000u;
+	return 0;
+}
+
 static const char *const clock_names[JF_CLOCK_NR_KINDS] = {"tsc", "monotonic"};
 
 static int env_clock(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
@@ -582,6 +616,8 @@ static const struct {
 	{"JIFFY_BLOCKING_QUEUE", env_blocking_queue},
 	{"JIFFY_BLOCKING_IDLE_MS", env_blocking_idle},
 	{"JIFFY_BLOCKING_SPIN_US", env_blocking_spin},
+	{"JIFFY_LOCK_DEFER_US", env_lock_defer},     {"JIFFY_LOCK_SPIN_US", env_lock_spin},
+	{"JIFFY_LOCK_HANDOFF", env_lock_handoff},
 };
 
 /*
@@ -772,5 +808,8 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "blocking_queue = %u\n", cfg->blocking_queue);
 	fprintf(out, "blocking_idle_ms = %" PRIu64 "\n", cfg->blocking_idle_ns / 1000000u);
 	fprintf(out, "blocking_spin_us = %" PRIu64 "\n", cfg->blocking_spin_ns / 1000u);
+	fprintf(out, "lock_defer_us = %" PRIu64 "\n", cfg->lock_defer_ns / 1000u);
+	fprintf(out, "lock_spin_us = %" PRIu64 "\n", cfg->lock_spin_ns / 1000u);
+	fprintf(out, "lock_handoff = %d\n", cfg->lock_handoff);
 	print_params(cfg, out);
 }

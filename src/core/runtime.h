@@ -92,6 +92,12 @@ struct jf_thread {
 	struct jf_thread *wq_next; /* link in a struct jf_waitq */
 	uint32_t wq_queued;        /* 1 while in a wait queue (protected by that queue's lock) */
 
+	/* Lock-holder preemption (src/sync/holder.h): Jiffy locks it holds, whether a preemption
+	 * was deferred for them, and until when a deferral may last (jf_now_ns(); 0: none yet). */
+	uint32_t locks_held;
+	uint8_t lock_owed;
+	uint64_t lock_defer_until;
+
 	/* Stack: [map_base, map_base+guard) is PROT_NONE, the stack grows down from this struct. */
 	char *map_base;
 	size_t map_size;
@@ -477,6 +483,11 @@ void jf_worker_kick(struct worker *self, struct worker *k);
  * not count on a wakeup it was waiting for).
  */
 int jf_block_wait(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(void *arg), void *arg);
+/* Lock-holder preemption (src/sync/holder.h, preempt.c): @cur, holding Jiffy locks, was due a
+ * preemption at @now: defer it (true) or not (false: the bound is reached). */
+bool jf_lock_holder_defer(struct worker *w, struct jf_thread *cur, uint64_t now);
+/* @cur released its last lock with a preemption deferred: take it at the runtime section's end. */
+void jf_lock_holder_owed(struct jf_thread *cur);
 /* A cancellation of the calling uthread is pending and not disabled (blocking calls fail). */
 static inline bool jf_cancel_due(const struct jf_thread *t)
 {

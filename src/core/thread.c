@@ -585,7 +585,7 @@ static void wakeup_preempt(struct worker *w, int target, struct jf_task *t)
 		return;
 	if (k == w) {
 		if (w->cur) {
-			w->preempt_now = 1;
+			__atomic_store_n(&w->preempt_now, 1, __ATOMIC_RELAXED); /* others kick it */
 			jf_ptls()->pending = 1;
 			STAT_INC(w, wakeup_preempts);
 		}

@@ -228,11 +228,48 @@ static void count_preempt(struct worker *w, struct jf_thread *cur, enum request_
 	(void)cur;
 }
 
+/*
+ * Lock-holder preemption (src/sync/holder.h): @cur holds a Jiffy lock and is due to be
+ * preempted. Defer it until jf_config.lock_defer_ns after the first such decision: the run's due
+ * time moves there (the mechanism is re-armed for it), and the release of the last lock takes the
+ * preemption as a wakeup preemption would (preempt_now). At the bound the holder is preempted,
+ * lock and all: the deferral is a bound, not a promise.
+ */
+bool jf_lock_holder_defer(struct worker *w, struct jf_thread *cur, uint64_t now)
+{
+	struct runtime *rt = jf_rt;
+	uint64_t until = cur->lock_defer_until;
+
+	if (!rt->cfg.lock_defer_ns)
+		return false;
+	if (!until)
+		cur->lock_defer_until = until = now + rt->cfg.lock_defer_ns;
+	if (now >= until) {
+		cur->lock_defer_until = 0;
+		cur->lock_owed = 0;
+		return false;
+	}
+	cur->lock_owed = 1;
+	STAT_INC(w, preempt_lock_deferred);
+	__atomic_store_n(&w->run_due_ns, until, __ATOMIC_RELAXED);
+	if (rt->mech->on_run)
+		rt->mech->on_run(w, now);
+	return true;
+}
+
+void jf_lock_holder_owed(struct jf_thread *cur)
+{
+	__atomic_store_n(&cur->worker->preempt_now, 1, __ATOMIC_RELEASE);
+	jf_ptls()->pending = (int32_t)SRC_OTHER + 1;
+}
+
 bool jf_preempt_decide_in_loop(struct worker *w, struct jf_thread *cur, uint64_t now)
 {
 	bool quantum;
 
 	if (!preemption_due(jf_rt, w, cur, now, &quantum))
+		return false;
+	if (JF_UNLIKELY(cur->locks_held) && jf_lock_holder_defer(w, cur, now))
 		return false;
 	count_preempt(w, cur, SRC_INTERRUPT, quantum, now);
 	return true;
@@ -283,6 +320,8 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 			return false;
 		decided = true;
 	}
+	if (decided && JF_UNLIKELY(cur->locks_held) && jf_lock_holder_defer(w, cur, now))
+		return false; /* the release of its last lock takes it (src/sync/holder.h) */
 	if (decided)
 		count_preempt(w, cur, src, quantum, now);
 	if (pc) {

@@ -21,7 +21,7 @@ static int cond_wait_common(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline, bool
 	struct waitq_wait ww = {&c->waiters, &c->lock, cur};
 	int r;
 
-	if (m->owner != cur)
+	if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) != cur)
 		return -EPERM;
 	if (jf_cancel_due(cur))
 		return -ECANCELED;
@@ -109,6 +109,11 @@ void jf_cond_signal(jf_cond_t *c)
 	JF_RUNTIME_ENTER();
 	jf_cond_signal_in_runtime(c);
 	JF_RUNTIME_LEAVE();
+}
+
+int jf_cond_destroy(jf_cond_t *c)
+{
+	return __atomic_load_n(&c->waiters.head, __ATOMIC_RELAXED) ? -EBUSY : 0;
 }
 
 void jf_cond_broadcast(jf_cond_t *c)

@@ -1,18 +1,43 @@
 /*
- * mutex.c - jf_mutex_t: a blocking mutex with FIFO handoff.
+ * mutex.c - jf_mutex_t: a blocking mutex for uthreads: barging with a starvation handoff (Go's
+ * sync.Mutex rule) or strict FIFO handoff, timed locking, spinning on a running holder, and
+ * lock-holder preemption deferral (holder.h).
  *
- * Owns: the mutex protocol. state: 0 free, MX_LOCKED, MX_LOCKED|MX_WAITERS. The uncontended
- * lock and unlock are one compare-and-swap each. With waiters, unlock does not release the mutex:
- * it hands ownership straight to the oldest waiter (no barging, no starvation), which wakes up
- * owning it. The waiter list and the WAITERS bit change only under m->lock.
+ * Owns: the mutex protocol. state: MX_LOCKED, MX_WAITERS (uthreads are queued), MX_STARVING
+ * (the next release hands the mutex to the oldest waiter). The uncontended lock and unlock are
+ * one compare-and-swap each. With waiters, what a release does depends on the mode:
+ *  - barging (jf_config.lock_handoff false, the default): the release frees the mutex and wakes
+ *    the oldest waiter, which must take it like anyone else: a running uthread that asks first
+ *    gets it. A woken waiter that loses goes back to the front of the queue; once a waiter has
+ *    waited more than STARVE_NS it sets MX_STARVING and the releases hand over from then on
+ *    until the queue is empty. Handing a mutex to a uthread that is queued behind others on its
+ *    worker leaves it idle until that uthread runs (a convoy: every other locker waits a few
+ *    quanta); barging keeps it in use, and the starvation rule bounds what a waiter can lose.
+ *  - handoff (lock_handoff true): every release with waiters hands ownership straight to the
+ *    oldest waiter, which wakes up owning it: strict FIFO, no barging, convoys under preemption.
+ * The waiter list and the WAITERS and STARVING bits change only under m->lock. A waiter that
+ * times out or is cancelled leaves the list under m->lock (mutex_wait_over) and clears WAITERS
+ * and STARVING if it was the last, so an unlock never finds the bits without a waiter (and copes
+ * when the last one left between its look and the lock).
+ *
+ * Spinning (jf_config.lock_spin_ns): a contended locker first spins while the holder is running
+ * on another worker, i.e. while that worker is still in the run (owner_run: worker + run_seq) in
+ * which the holder took the mutex. A holder that was switched out will not release it soon, so
+ * spinning stops at once then, and when the mutex goes to queued waiters by handoff. Only worker
+ * and run counters are read: never the holder's jf_thread, which may be freed by then.
  */
 #include <errno.h>
 #include <string.h>
 
+#include "holder.h"
 #include "waitq.h"
 
 #define MX_LOCKED 1u
 #define MX_WAITERS 2u
+#define MX_STARVING 4u
+#define STARVE_NS 1000000ull /* Go's starvationThresholdNs */
+#define RUN_SEQ_BITS 48
+#define RUN_SEQ_MASK ((1ull << RUN_SEQ_BITS) - 1)
 
 void jf_mutex_init(jf_mutex_t *m)
 {
@@ -26,73 +51,273 @@ static bool try_acquire(jf_mutex_t *m)
 					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
-static void jf_mutex_lock_in_runtime(jf_mutex_t *m)
+/* Take it if it is free and not promised to the waiters (waiters may be queued: barging). */
+static bool try_barge(jf_mutex_t *m)
 {
-	struct jf_thread *cur = sync_current("jf_mutex_lock");
+	uint32_t s = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
 
-	if (JF_LIKELY(try_acquire(m))) {
-		m->owner = cur;
-		return;
-	}
-	jf_spin_lock(&m->lock);
-	for (;;) {
+	while (!(s & (MX_LOCKED | MX_STARVING)))
+		if (__atomic_compare_exchange_n(&m->state, &s, s | MX_LOCKED, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+/* @cur owns @m now: record it (and where it runs, for spinners). */
+static void owned(jf_mutex_t *m, struct jf_thread *cur)
+{
+	struct worker *w = cur->worker;
+	uint64_t seq = __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&m->owner, cur, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->owner_run,
+			 ((uint64_t)(w->id + 1) << RUN_SEQ_BITS) | (seq & RUN_SEQ_MASK),
+			 __ATOMIC_RELAXED);
+	holder_acquired(cur);
+}
+
+/* Spin while @m's holder runs on another worker, up to lock_spin_ns. Return: true if acquired. */
+static bool spin_acquire(jf_mutex_t *m, struct jf_thread *cur)
+{
+	struct runtime *rt = jf_rt;
+	uint64_t spin = rt->cfg.lock_spin_ns, end;
+
+	if (!spin || rt->nworkers < 2)
+		return false;
+	end = jf_now_ns() + spin;
+	do {
+		uint64_t run = __atomic_load_n(&m->owner_run, __ATOMIC_RELAXED);
 		uint32_t s = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
-		if (s == 0) {
-			if (try_acquire(m)) {
-				jf_spin_unlock(&m->lock);
-				m->owner = cur;
-				return;
-			}
-			continue;
-		}
-		if ((s & MX_WAITERS) ||
-		    __atomic_compare_exchange_n(&m->state, &s, s | MX_WAITERS, false,
-						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			break;
+		int ow = (int)(run >> RUN_SEQ_BITS) - 1;
+		struct worker *k;
+
+		if (try_barge(m))
+			return true;
+		if ((s & MX_STARVING) || ((s & MX_WAITERS) && rt->cfg.lock_handoff))
+			return false; /* it goes to a queued waiter, not to us */
+		if (ow < 0 || ow >= rt->nworkers || ow == cur->worker->id)
+			return false; /* no holder recorded yet, or it is not running (on our worker) */
+		k = &rt->workers[ow];
+		if ((__atomic_load_n(&k->run_seq, __ATOMIC_RELAXED) & RUN_SEQ_MASK) !=
+			    (run & RUN_SEQ_MASK) ||
+		    !__atomic_load_n(&k->run_start_ns, __ATOMIC_RELAXED))
+			return false; /* the holder was switched out: it will not release soon */
+		jf_cpu_relax();
+	} while (jf_now_ns() < end);
+	return false;
+}
+
+/* mutex_wait_over - a timed-out or cancelled locker leaves the queue (jf_block_wait). */
+struct mutex_wait {
+	jf_mutex_t *m;
+	struct jf_thread *t;
+};
+
+static bool mutex_wait_over(void *arg)
+{
+	struct mutex_wait *mw = arg;
+	jf_mutex_t *m = mw->m;
+	bool removed;
+
+	jf_spin_lock(&m->lock);
+	removed = waitq_remove(&m->waiters, &m->lock, mw->t);
+	if (removed && !m->waiters.head)
+		__atomic_fetch_and(&m->state, ~(MX_WAITERS | MX_STARVING), __ATOMIC_RELAXED);
+	jf_spin_unlock(&m->lock);
+	return removed;
+}
+
+/* A woken waiter gives up (timeout, cancellation): if the mutex is still free, wake the next
+ * waiter in its place, as the release would have. */
+static void pass_wake(jf_mutex_t *m, struct jf_thread *cur)
+{
+	struct jf_thread *next = NULL;
+
+	jf_spin_lock(&m->lock);
+	if (!(__atomic_load_n(&m->state, __ATOMIC_RELAXED) & MX_LOCKED)) {
+		next = waitq_pop(&m->waiters, &m->lock);
+		if (!m->waiters.head)
+			__atomic_fetch_and(&m->state, ~(MX_WAITERS | MX_STARVING), __ATOMIC_RELAXED);
 	}
-	waitq_push(&m->waiters, &m->lock, cur);
-	jf_wait_note(cur, "mutex", m);
-	jf_sched_block(&m->lock);
-	/* Handed over by jf_mutex_unlock(): we own it, and m->owner was set for us. */
+	jf_spin_unlock(&m->lock);
+	if (next)
+		jf_sched_make_runnable(cur->worker, next, JF_ENQ_WOKEN);
+}
+
+static int lock_slow(jf_mutex_t *m, struct jf_thread *cur, uint64_t deadline, bool timed)
+{
+	struct mutex_wait mw = {m, cur};
+	uint64_t since = 0;
+	bool woken = false;
+	int r;
+
+	for (;;) {
+		if (try_barge(m) || spin_acquire(m, cur)) {
+			owned(m, cur);
+			return 0;
+		}
+		if (timed && (jf_cancel_due(cur) || jf_now_ns() >= deadline)) {
+			if (woken)
+				pass_wake(m, cur); /* the release that woke us must wake someone */
+			return jf_cancel_due(cur) ? -ECANCELED : -ETIMEDOUT;
+		}
+		jf_spin_lock(&m->lock);
+		for (;;) {
+			uint32_t s = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+			if (!(s & (MX_LOCKED | MX_STARVING))) {
+				if (__atomic_compare_exchange_n(&m->state, &s, s | MX_LOCKED, false,
+								__ATOMIC_ACQUIRE,
+								__ATOMIC_RELAXED)) {
+					jf_spin_unlock(&m->lock);
+					owned(m, cur);
+					return 0;
+				}
+				continue;
+			}
+			/* Held (or promised to the queue): queue, and say so; a woken waiter that
+			 * has waited too long asks for handoffs (only while it is held: then its
+			 * holder's release sees the bit). */
+			uint32_t want = s | MX_WAITERS;
+			if (woken && (s & MX_LOCKED) && jf_now_ns() - since > STARVE_NS)
+				want |= MX_STARVING;
+			if (want == s || __atomic_compare_exchange_n(&m->state, &s, want, false,
+								     __ATOMIC_RELAXED,
+								     __ATOMIC_RELAXED))
+				break;
+		}
+		if (!since)
+			since = jf_now_ns();
+		if (woken)
+			waitq_push_front(&m->waiters, &m->lock, cur);
+		else
+			waitq_push(&m->waiters, &m->lock, cur);
+		jf_wait_note(cur, "mutex", m);
+		if (!timed) {
+			jf_sched_block(&m->lock);
+			r = 0;
+		} else {
+			r = jf_block_wait(&m->lock, deadline, mutex_wait_over, &mw);
+		}
+		if (r != 0) {
+			if (woken)
+				pass_wake(m, cur);
+			return r;
+		}
+		if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) == cur) {
+			owned(m, cur); /* handed over: jf_mutex_unlock() made us the owner */
+			return 0;
+		}
+		woken = true; /* freed and woken to compete for it */
+	}
+}
+
+static int lock_common(jf_mutex_t *m, uint64_t deadline, bool timed, const char *fn)
+{
+	struct jf_thread *cur = jf_current();
+
+	if (!cur) {
+		if (!timed)
+			jf_die("%s() called outside a uthread", fn);
+		return -EPERM;
+	}
+	if (JF_LIKELY(try_acquire(m))) {
+		owned(m, cur);
+		return 0;
+	}
+	if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) == cur) {
+		if (!timed)
+			jf_die("%s(%p): the calling uthread holds it already", fn, (void *)m);
+		return -EDEADLK;
+	}
+	return lock_slow(m, cur, deadline, timed);
 }
 
 static int jf_mutex_trylock_in_runtime(jf_mutex_t *m)
 {
 	struct jf_thread *cur = sync_current("jf_mutex_trylock");
-	if (!try_acquire(m))
+	if (!try_barge(m))
 		return -EBUSY;
-	m->owner = cur;
+	owned(m, cur);
 	return 0;
+}
+
+/* Release with waiters queued, handing the mutex to the oldest one (handoff, starving). */
+static void unlock_handoff(jf_mutex_t *m, struct jf_thread *cur)
+{
+	struct jf_thread *next;
+
+	jf_spin_lock(&m->lock);
+	next = waitq_pop(&m->waiters, &m->lock);
+	if (!next) {
+		/* The last waiter timed out (mutex_wait_over cleared the bits) after our look. */
+		__atomic_store_n(&m->state, 0, __ATOMIC_RELEASE);
+		jf_spin_unlock(&m->lock);
+		return;
+	}
+	if (!m->waiters.head)
+		__atomic_store_n(&m->state, MX_LOCKED, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->owner, next, __ATOMIC_RELAXED);
+	/* The new owner's run is not known until it runs: spinners stop at the handoff. */
+	jf_spin_unlock(&m->lock);
+	jf_sched_make_runnable(cur->worker, next, JF_ENQ_WOKEN);
 }
 
 static int jf_mutex_unlock_in_runtime(jf_mutex_t *m)
 {
 	struct jf_thread *cur = jf_current(), *next;
-	uint32_t expected = MX_LOCKED;
+	uint32_t s = MX_LOCKED;
 
-	if (!cur || m->owner != cur || __atomic_load_n(&m->state, __ATOMIC_RELAXED) == 0)
+	if (!cur || __atomic_load_n(&m->owner, __ATOMIC_RELAXED) != cur ||
+	    !(__atomic_load_n(&m->state, __ATOMIC_RELAXED) & MX_LOCKED))
 		return -EPERM;
-	m->owner = NULL;
-	if (JF_LIKELY(__atomic_compare_exchange_n(&m->state, &expected, 0, false, __ATOMIC_RELEASE,
+	/* owner_run stays: a spinner that sees the mutex free takes it; one that sees a new holder
+	 * reads that holder's run once it has stored it (owned()). */
+	__atomic_store_n(&m->owner, NULL, __ATOMIC_RELAXED);
+	holder_released(cur);
+	if (JF_LIKELY(__atomic_compare_exchange_n(&m->state, &s, 0, false, __ATOMIC_RELEASE,
 						  __ATOMIC_RELAXED)))
+		return 0;
+	if (jf_rt->cfg.lock_handoff) {
+		unlock_handoff(m, cur);
+		return 0;
+	}
+	/* Barging: free it (unless a waiter asked for handoffs meanwhile), wake the oldest. */
+	for (;;) {
+		if (s & MX_STARVING) {
+			unlock_handoff(m, cur);
+			return 0;
+		}
+		if (__atomic_compare_exchange_n(&m->state, &s, s & ~MX_LOCKED, false,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			break;
+	}
+	if (!(s & MX_WAITERS))
 		return 0;
 	jf_spin_lock(&m->lock);
 	next = waitq_pop(&m->waiters, &m->lock);
-	/* WAITERS is set only with a waiter queued (under m->lock): a broken mutex, not a case. */
-	JF_BUG_ON(!next, "mutex %p: state says a uthread waits, its queue is empty", (void *)m);
 	if (!m->waiters.head)
-		__atomic_store_n(&m->state, MX_LOCKED, __ATOMIC_RELAXED);
-	m->owner = next;
+		__atomic_fetch_and(&m->state, ~(MX_WAITERS | MX_STARVING), __ATOMIC_RELAXED);
 	jf_spin_unlock(&m->lock);
-	jf_sched_make_runnable(cur->worker, next, JF_ENQ_WOKEN);
+	if (next)
+		jf_sched_make_runnable(cur->worker, next, JF_ENQ_WOKEN);
 	return 0;
 }
 
 void jf_mutex_lock(jf_mutex_t *m)
 {
 	JF_RUNTIME_ENTER();
-	jf_mutex_lock_in_runtime(m);
+	(void)lock_common(m, UINT64_MAX, false, "jf_mutex_lock");
 	JF_RUNTIME_LEAVE();
+}
+
+int jf_mutex_lock_until(jf_mutex_t *m, uint64_t deadline_ns)
+{
+	int r;
+
+	JF_RUNTIME_ENTER();
+	r = lock_common(m, deadline_ns, true, "jf_mutex_lock_until");
+	JF_RUNTIME_LEAVE();
+	return r;
 }
 
 int jf_mutex_trylock(jf_mutex_t *m)
@@ -113,4 +338,12 @@ int jf_mutex_unlock(jf_mutex_t *m)
 	r = jf_mutex_unlock_in_runtime(m);
 	JF_RUNTIME_LEAVE();
 	return r;
+}
+
+int jf_mutex_destroy(jf_mutex_t *m)
+{
+	if (__atomic_load_n(&m->state, __ATOMIC_ACQUIRE) != 0 ||
+	    __atomic_load_n(&m->waiters.head, __ATOMIC_RELAXED) != NULL)
+		return -EBUSY;
+	return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * waitgroup.c - jf_waitgroup_t: wait until a counter of outstanding work reaches zero.
  *
- * Owns: the counter and its waiters, both under wg->lock (a waitgroup is not a hot path).
+ * Owns: the counter and its waiters, both under wg->lock (a waitgroup is not a hot path); a
+ * timed-out or cancelled waiter leaves the queue under it too (waitq_wait_over).
  */
 #include <errno.h>
 #include <string.h>
@@ -51,11 +52,13 @@ int jf_waitgroup_done(jf_waitgroup_t *wg)
 	return jf_waitgroup_add(wg, -1);
 }
 
-static int jf_waitgroup_wait_in_runtime(jf_waitgroup_t *wg)
+static int jf_waitgroup_wait_in_runtime(jf_waitgroup_t *wg, uint64_t deadline)
 {
-	struct jf_thread *cur = sync_current("jf_waitgroup_wait");
+	struct jf_thread *cur = jf_current();
 	struct waitq_wait ww = {&wg->waiters, &wg->lock, cur};
 
+	if (!cur)
+		return -EPERM;
 	if (jf_cancel_due(cur))
 		return -ECANCELED;
 	jf_spin_lock(&wg->lock);
@@ -63,10 +66,14 @@ static int jf_waitgroup_wait_in_runtime(jf_waitgroup_t *wg)
 		jf_spin_unlock(&wg->lock);
 		return 0;
 	}
+	if (deadline != UINT64_MAX && jf_now_ns() >= deadline) {
+		jf_spin_unlock(&wg->lock);
+		return -ETIMEDOUT;
+	}
 	waitq_push(&wg->waiters, &wg->lock, cur);
 	jf_wait_note(cur, "waitgroup", wg);
-	/* a jf_cancel() takes it off the queue unless the count reached 0 first */
-	return jf_block_wait(&wg->lock, UINT64_MAX, waitq_wait_over, &ww);
+	/* a timeout or a jf_cancel() takes it off the queue unless the count reached 0 first */
+	return jf_block_wait(&wg->lock, deadline, waitq_wait_over, &ww);
 }
 
 int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n)
@@ -81,10 +88,20 @@ int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n)
 
 int jf_waitgroup_wait(jf_waitgroup_t *wg)
 {
+	return jf_waitgroup_wait_until(wg, UINT64_MAX);
+}
+
+int jf_waitgroup_wait_until(jf_waitgroup_t *wg, uint64_t deadline_ns)
+{
 	int r;
 
 	JF_RUNTIME_ENTER();
-	r = jf_waitgroup_wait_in_runtime(wg);
+	r = jf_waitgroup_wait_in_runtime(wg, deadline_ns);
 	JF_RUNTIME_LEAVE();
 	return r;
+}
+
+int jf_waitgroup_destroy(jf_waitgroup_t *wg)
+{
+	return __atomic_load_n(&wg->waiters.head, __ATOMIC_RELAXED) ? -EBUSY : 0;
 }

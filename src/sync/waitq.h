@@ -26,6 +26,18 @@ static inline void waitq_push(struct jf_waitq *q, const uint32_t *lock, struct j
 	q->tail = t;
 }
 
+/* Put @t first (a woken waiter that lost the race for a lock goes back to the front). */
+static inline void waitq_push_front(struct jf_waitq *q, const uint32_t *lock, struct jf_thread *t)
+{
+	JF_ASSERT(jf_spin_is_locked(lock), "wait queue %p pushed without its lock", (void *)q);
+	JF_ASSERT(!t->wq_queued, "uthread %llu queued twice", (unsigned long long)t->task.id);
+	t->wq_queued = 1;
+	t->wq_next = q->head;
+	if (!q->tail)
+		q->tail = t;
+	__atomic_store_n(&q->head, t, __ATOMIC_RELAXED);
+}
+
 static inline struct jf_thread *waitq_pop(struct jf_waitq *q, const uint32_t *lock)
 {
 	JF_ASSERT(jf_spin_is_locked(lock), "wait queue %p popped without its lock", (void *)q);

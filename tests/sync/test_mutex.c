@@ -3,8 +3,10 @@
  * increments on 2 workers, with yields inside the critical section and a mix of lock and trylock,
  * give the exact total and never two holders at once; trylock fails with -EBUSY while the mutex
  * is held (also by the caller itself); unlocking a mutex one does not hold fails with -EPERM and
- * changes nothing; and ownership is handed to waiters in the order they queued (checked on 1
- * worker, where the queueing order is known), with no barging by the unlocker.
+ * changes nothing; with jf_config.lock_handoff ownership is handed to waiters in the order they
+ * queued (checked on 1 worker, where the queueing order is known), with no barging by the
+ * unlocker; without it (the default) the unlocker may take it again at once, and every waiter
+ * still gets it.
  */
 #include <stdatomic.h>
 
@@ -187,6 +189,35 @@ static void *main_fifo(void *arg)
 	return NULL;
 }
 
+/* ---- barging, on one worker: the releaser may take it again; every waiter still gets it ---- */
+
+static void *main_barge(void *arg)
+{
+	jf_thread_t *t[NWAITERS];
+	int i;
+
+	(void)arg;
+	CHECK_EQ(jf_nworkers(), 1);
+	jf_mutex_init(&fm);
+	narrived = nacquired = 0;
+	jf_mutex_lock(&fm);
+	for (i = 0; i < NWAITERS; i++)
+		t[i] = jft_spawn(NULL, fifo_waiter, (void *)(intptr_t)i);
+	while (narrived < NWAITERS)
+		jf_yield();
+	jf_preempt_disable();
+	CHECK_EQ(jf_mutex_unlock(&fm), 0);
+	CHECK_EQ(jf_mutex_trylock(&fm), 0); /* freed, not handed over: the running uthread barges */
+	jf_preempt_enable();
+	CHECK_EQ(nacquired, 0);
+	CHECK_EQ(jf_mutex_unlock(&fm), 0);
+	for (i = 0; i < NWAITERS; i++)
+		jft_join(t[i]);
+	CHECK_EQ(nacquired, NWAITERS);
+	CHECK_EQ(jf_mutex_destroy(&fm), 0);
+	return NULL;
+}
+
 int main(void)
 {
 	struct jf_config cfg;
@@ -197,7 +228,10 @@ int main(void)
 	jft_run(&cfg, main_fn, NULL);
 
 	cfg.workers = 1;
+	cfg.lock_handoff = true; /* strict FIFO handoff (JIFFY_LOCK_HANDOFF=1) */
 	jft_run(&cfg, main_fifo, NULL);
+	cfg.lock_handoff = false; /* barging with the starvation handoff (the default) */
+	jft_run(&cfg, main_barge, NULL);
 	jft_ok("sync.mutex");
 	return 0;
 }
