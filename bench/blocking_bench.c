@@ -18,6 +18,11 @@
  *                 IORING_OP_READ submitted and waited for with io_uring_enter(), on the worker
  *                 (what a ring integration would pay at least per cached read; "n/a" where
  *                 io_uring_setup fails, e.g. kernel.io_uring_disabled)
+ * Then, in a second jf_run() on ONE worker, what a blocked worker costs the others: a ticker
+ * uthread sleeps 50 us in a loop and records how late each wake-up is, while another uthread
+ * of that worker makes O_DIRECT reads on the worker (tick_worker) or through jf_file_pread
+ * (tick_pool), alternating per round; the lines give the ticker's median and p99 lateness (us)
+ * and its ticks per read.
  * The file is --file (default a 64 MiB file made in /var/tmp and removed at the end).
  *
  * usage: blocking_bench [--rounds R] [--iters N] [--callers N] [--file PATH]
@@ -263,6 +268,71 @@ static void *bench_main(void *arg)
 	return NULL;
 }
 
+/* --- the ticker on one worker ---------------------------------------------------------------- */
+
+#define MAX_TICKS 200000
+static uint64_t lateness[MAX_TICKS];
+static unsigned nticks;
+static atomic_int tick_stop;
+static double tick_p50[2][MAX_ROUNDS], tick_p99[2][MAX_ROUNDS], tick_per_read[2][MAX_ROUNDS];
+
+static void *ticker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&tick_stop)) {
+		uint64_t due = jf_now_ns() + 50000;
+
+		jf_sleep_until(due);
+		if (nticks < MAX_TICKS)
+			lateness[nticks++] = jf_now_ns() - due;
+	}
+	return NULL;
+}
+
+static void *tick_main(void *arg)
+{
+	unsigned reads = iters / 20 ? iters / 20 : 1;
+
+	(void)arg;
+	for (unsigned r = 0; r < rounds; r++) {
+		for (int how = 0; how < 2; how++) {
+			jf_thread_t *t;
+
+			nticks = 0;
+			atomic_store(&tick_stop, 0);
+			if (jf_spawn(&t, NULL, ticker, NULL) != 0)
+				abort();
+			jf_yield();
+			for (unsigned i = 0; i < reads; i++) {
+				off_t off = random_block();
+				ssize_t n = how ? jf_file_pread(direct_fd, buf, BLOCK, off)
+						: pread(direct_fd, buf, BLOCK, off);
+				if (n != BLOCK)
+					abort();
+			}
+			atomic_store(&tick_stop, 1);
+			jf_join(t, NULL);
+			qsort(lateness, nticks, sizeof(lateness[0]), cmp_u64);
+			tick_p50[how][r] = nticks ? (double)lateness[nticks / 2] / 1e3 : 0;
+			tick_p99[how][r] = nticks ? (double)lateness[nticks * 99 / 100] / 1e3 : 0;
+			tick_per_read[how][r] = (double)nticks / reads;
+		}
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v)
+{
+	qsort(v, rounds, sizeof(v[0]), cmp_double);
+	return v[rounds / 2];
+}
+
 static int make_file(void)
 {
 	static char path[] = "/var/tmp/jiffy-blocking-bench-XXXXXX";
@@ -333,6 +403,18 @@ int main(int argc, char **argv)
 		ring.fd = -1;
 	}
 	rc = jf_run(NULL, bench_main, NULL, NULL);
+	if (rc == 0 && direct_fd >= 0) {
+		struct jf_config cfg;
+		char err[256];
+
+		jf_config_default(&cfg);
+		if (jf_config_apply_env(&cfg, err, sizeof(err)) != 0) {
+			fprintf(stderr, "blocking_bench: %s\n", err);
+			return 1;
+		}
+		cfg.workers = 1;
+		rc = jf_run(&cfg, tick_main, NULL, NULL);
+	}
 	if (made)
 		unlink(file_path);
 	if (rc) {
@@ -356,6 +438,13 @@ int main(int argc, char **argv)
 		qsort(v, rounds, sizeof(v[0]), cmp_u64);
 		printf("%-14s %8llu  %llu-%llu\n", case_names[c], (unsigned long long)v[rounds / 2],
 		       (unsigned long long)v[0], (unsigned long long)v[rounds - 1]);
+	}
+	if (direct_fd >= 0) {
+		for (int how = 0; how < 2; how++)
+			printf("%-14s ticker lateness p50 %.1f us, p99 %.1f us, %.2f ticks per read "
+			       "(medians over the rounds)\n",
+			       how ? "tick_pool" : "tick_worker", median_of(tick_p50[how]),
+			       median_of(tick_p99[how]), median_of(tick_per_read[how]));
 	}
 	{
 		struct jf_blocking_stats s;
