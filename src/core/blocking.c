@@ -3,8 +3,9 @@
  * that run blocking functions for parked uthreads, and the file and name-resolution calls built
  * on it.
  *
- * Owns: the pool (its queue, its threads, their start, idle exit and join at jf_run()'s end),
- * the job protocol below, and the pool's counters (jf_stats_blocking()).
+ * Owns: the pool (its queue, its threads, their start, spin, idle exit and join at jf_run()'s
+ * end), the job protocol below, the pool's counters (jf_stats_blocking()), and the reads' page
+ * cache fast path on the worker (read_nowait).
  *
  * Job protocol. A job lives on its caller's stack (struct bjob) and moves through
  *   WAITROOM (queue full: on the wait list) -> QUEUED (in the queue) -> RUNNING (a pool thread
