@@ -4,13 +4,15 @@
  * waits before it runs, when the worker it is woken on is busy.
  *
  * Owns: the workload and its table. Two workers, each running a best-effort hog (klass 1, weight
- * default) that computes without end, calling jf_safepoint() in its loop. Hog 1 is also the
- * waker: every --gap-us (randomised +-50 %) it reads the clock and wakes the waiter through the
- * primitive under test, then goes on computing. The waiter (klass 0, latency-critical) records
- * the time from that clock read to its first instruction after the wake. It is placed on hog 1's
- * worker ("same": the waker must be preempted for it to run: wakeup preemption on this worker)
- * or on hog 2's ("other": the mechanism's kick), by attr.sched.worker; every sample records the
- * worker the waiter actually ran on and the waker's, and is counted under what really happened.
+ * default) that computes without end, calling jf_safepoint() in its loop. The waker, best-effort
+ * too, computes beside hog 1 on worker 1: every --gap-us (randomised +-50 %) it reads the clock
+ * and wakes the waiter through the primitive under test, then goes on computing. The waiter
+ * (klass 0, latency-critical) records the time from that clock read to its first instruction
+ * after the wake. It is placed on the waker's worker ("same": the waker must be preempted for it
+ * to run, and without wakeup preemption it also waits for hog 1's turn)
+ * or on hog 2's ("other": the mechanism's kick), pinned there (jf_attr.pin, so every policy keeps
+ * it there); every sample records the worker the waiter ran on and the waker's, and is counted
+ * under what really happened.
  * A policy without wakeup preemption leaves the waiter queued behind the hog until the hog's
  * quantum ends (up to --quantum-us); one with it (twoq, lcbe, cfs, eevdf) should run it within a
  * few microseconds on the same worker and within one kick on another.
@@ -207,6 +209,7 @@ static jf_thread_t *spawn(int worker, int klass, jf_thread_fn fn)
 	jf_attr_init(&a);
 	a.sched.worker = worker;
 	a.sched.klass = klass;
+	a.pin = 1; /* placed exactly, under every policy (jiffy/local.h) */
 	if (jf_spawn(&t, &a, fn, NULL) != 0) {
 		fprintf(stderr, "wake_bench: jf_spawn failed\n");
 		exit(1);

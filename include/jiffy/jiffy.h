@@ -29,6 +29,7 @@
 #include <jiffy/blocking.h>
 #include <jiffy/chan.h>
 #include <jiffy/config.h>
+#include <jiffy/local.h>
 #include <jiffy/net.h>
 #include <jiffy/pfn.h>
 #include <jiffy/policy.h>

@@ -1,7 +1,8 @@
 /*
  * jiffy/jiffy.hpp - thin C++17 conveniences over Jiffy's C API (header-only, C++ only).
  *
- * Owns: jf::lock_guard, a scoped lock for jf_mutex_t. Everything else is the C API of
+ * Owns: jf::lock_guard, a scoped lock for jf_mutex_t, and jf::pin_guard, a scoped
+ * jf_thread_pin() (jiffy/local.h). Everything else is the C API of
  * <jiffy/jiffy.h>, which this header includes and which C++ programs call directly: this header
  * adds no types that the C API lacks, only what saves real boilerplate in C++.
  *
@@ -41,6 +42,32 @@ public:
 
 private:
 	jf_mutex_t &m_;
+};
+
+/**
+ * jf::pin_guard - keeps the calling uthread on its worker (jf_thread_pin()) from construction
+ * to the end of the scope, where it undoes that pin (jf_thread_unpin()); pins nest.
+ *
+ *     jf::pin_guard stay;          // from here on only this worker runs the uthread
+ *     if (!stay.pinned()) ...      // not in a uthread (jf_thread_pin() said -EPERM)
+ *
+ * Must be destroyed by the uthread that made it.
+ */
+class pin_guard {
+public:
+	pin_guard() noexcept : ok_(jf_thread_pin() == 0) {}
+	~pin_guard()
+	{
+		if (ok_)
+			jf_thread_unpin();
+	}
+	pin_guard(const pin_guard &) = delete;
+	pin_guard &operator=(const pin_guard &) = delete;
+	/** pinned() - whether the constructor pinned the uthread. */
+	bool pinned() const noexcept { return ok_; }
+
+private:
+	bool ok_;
 };
 
 } // namespace jf

@@ -166,8 +166,8 @@ enum jf_cancel_mode {
 
 /**
  * jf_cancel() - ask @t to stop (Tokio's abort, Photon's thread_interrupt). If it is blocked in a
- * cancellable jf_ call (sleep, join, condition or waitgroup wait, a descriptor wait or any jf_
- * socket call that waits) it wakes with -ECANCELED; jf_mutex_lock() is not cancellable. The
+ * cancellable jf_ call (sleep, join, condition or waitgroup wait, a channel send, receive or
+ * select, a descriptor wait or any jf_ socket call that waits) it wakes with -ECANCELED; jf_mutex_lock() is not cancellable. The
  * request stays: later blocking calls fail the same way. @t must not have been joined or freed.
  * Return: 0; -EINVAL for NULL; -EPERM outside the runtime.
  */

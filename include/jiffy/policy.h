@@ -16,6 +16,14 @@
  *   task_init -> enqueue(NEW) -> pick_next/balance -> [running] -> one of
  *       enqueue(YIELDED) | enqueue(PREEMPTED) | blocked -> ... enqueue(WOKEN) ... | task_exit.
  * A task is in at most one policy queue at a time; pick_next/balance remove it from there.
+ *
+ * Pinned tasks (jf_task_pin() >= 0: jf_thread_pin(), struct jf_attr.pin): a pinned task runs only
+ * on its worker, under every policy. Its enqueue, whatever the reason and whichever worker calls
+ * it, puts it where only that worker takes it and returns that worker; no other worker's
+ * pick_next or balance may ever return it (no stealing it, no shared queue another worker pops);
+ * has_work(w) must count it for its worker (and should not for the others). The pin changes only
+ * while the task runs (it is in no queue then), so a policy may read it at enqueue and trust it
+ * until the task is picked. tests/sched (sched.ops.<policy>) checks this for every policy.
  */
 #ifndef JIFFY_POLICY_H
 #define JIFFY_POLICY_H
@@ -50,6 +58,8 @@ enum jf_enqueue_reason {
  * @id:           unique id of the uthread.
  * @last_worker:  worker it last ran on (-1 before its first run).
  * @home_worker:  worker it was spawned on.
+ * @pin_worker:   with @pinned: the only worker it may run on (read it with jf_task_pin()).
+ * @pinned:       nonzero while it is pinned (zero-initialized tasks are not).
  * @attr:         the policy attributes given at spawn (worker hint, class, type, weight, SLO).
  * @runnable_ns:  when it last became runnable (only with JF_POLICY_NEEDS_TIME).
  * @started_ns:   when it started its current run (only with JF_POLICY_NEEDS_TIME).
@@ -60,12 +70,22 @@ struct jf_task {
 	uint64_t id;
 	int32_t last_worker;
 	int32_t home_worker;
+	int32_t pin_worker;
+	uint32_t pinned;
 	struct jf_sched_attr attr;
 	uint64_t runnable_ns;
 	uint64_t started_ns;
 	uint64_t ran_ns;
 	JF_ALIGNAS(16) unsigned char policy_data[JF_TASK_POLICY_DATA];
 };
+
+/**
+ * jf_task_pin() - the worker @t is pinned to (it may run nowhere else), or -1 if it is not.
+ */
+static inline int jf_task_pin(const struct jf_task *t)
+{
+	return t->pinned ? (int)t->pin_worker : -1;
+}
 
 /* Policy flags. */
 #define JF_POLICY_NEEDS_TIME 0x1u /* pass real times to ops and keep the *_ns fields above

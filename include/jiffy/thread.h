@@ -122,12 +122,16 @@ struct jf_sched_attr {
  * @name:       for diagnostics (stack overflow messages, stats); copied, truncated.
  * @detached:   start detached: resources are freed when it exits, it cannot be joined.
  * @sched:      policy attributes.
+ * @pin:        nonzero: start pinned (jf_thread_pin(), jiffy/local.h), to @sched.worker, or when
+ *              that is -1 to the spawning worker; every policy runs it only there until it
+ *              calls jf_thread_unpin().
  */
 struct jf_attr {
 	size_t stack_size;
 	const char *name;
 	int detached;
 	struct jf_sched_attr sched;
+	int pin;
 };
 
 /** jf_attr_init() - the default attributes (worker -1, everything else 0). */

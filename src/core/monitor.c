@@ -122,6 +122,11 @@ int jf_dump_threads(FILE *out)
 			snprintf(where, sizeof(where), "on worker %d (tid %d)", wid, (int)w->tid);
 		else
 			where[0] = '\0';
+		if (jf_thread_pinned(t) >= 0) { /* jiffy/local.h */
+			size_t l = strlen(where);
+			snprintf(where + l, sizeof(where) - l, "%spinned to worker %d", l ? "; " : "",
+				 jf_thread_pinned(t));
+		}
 		fprintf(out, "%8" PRIu64 " %-24s %-9s %6d %5d %9s  %s\n", t->task.id,
 			t->name[0] ? t->name : "-", vstate_name(v), wid, t->task.attr.klass, age,
 			where);

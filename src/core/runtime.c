@@ -155,6 +155,8 @@ static void worker_park(struct runtime *rt, struct worker *w)
 			tsp = &ts;
 		}
 		STAT_INC(w, parks);
+		if (rt->preempting && rt->mech->on_park)
+			rt->mech->on_park(w);
 		syscall(SYS_futex, &w->park_state, FUTEX_WAIT_PRIVATE, WK_PARKED, tsp, NULL, 0);
 	}
 out:

@@ -121,6 +121,14 @@ struct jf_thread {
 	uint32_t cw_lock;              /* protects @cw against a canceller using it */
 	struct jf_cwait *cw;           /* blocked in a cancellable wait (timer.c) */
 
+	/* Uthread-local storage and pinning (local.c, jiffy/local.h): the fast slots jf_local_get()
+	 * reaches through the worker's jf_local_cur (prepare_run sets it); the key table, allocated
+	 * at the first jf_setspecific() (NULL while it uses no key); jf_thread_pin()'s nesting (the
+	 * worker is task.pin_worker). */
+	void *local_fast[JF_LOCAL_FAST_SLOTS];
+	struct jf_local_table *local;
+	uint32_t pin_depth;
+
 	void *asan_fake_stack;
 	unsigned vg_stack_id; /* Valgrind's id for this stack (stack.c; 0 outside Valgrind) */
 	void *tsan_fiber; /* ThreadSanitizer's fiber for this uthread (NULL otherwise) */
@@ -496,6 +504,18 @@ static inline bool jf_cancel_due(const struct jf_thread *t)
 }
 /* jf_cancel(): end @t's cancellable wait, if it is in one (timer.c). */
 void jf_cancel_wake(struct jf_thread *t);
+
+/* --- uthread-local storage and pinning (local.c) -------------------------------------------- */
+
+/* The running uthread's local_fast on this worker (jiffy/local.h reads it %fs-relative). */
+extern __thread void **jf_local_cur __attribute__((tls_model("initial-exec")));
+/* A new uthread @t, created on @w with @attr (may be NULL): no values, pinned if @attr says. */
+void jf_local_thread_init(struct jf_thread *t, struct worker *w, const struct jf_attr *attr);
+/* @t ends: its destructors, in @t (uthread_exit, while it is still preemptible), then its table
+ * freed. Only called when t->local is not NULL. */
+void jf_local_exit(struct jf_thread *t);
+/* Shutdown: free @t's table without running destructors (jf_stack_free_all). */
+void jf_local_discard(struct jf_thread *t);
 
 /* --- misc ---------------------------------------------------------------------------------- */
 

@@ -248,6 +248,7 @@ void jf_stack_free_all(void)
 
 	for (; t; t = next) {
 		next = t->reg_next;
+		jf_local_discard(t); /* a uthread discarded at shutdown: no destructors (local.h) */
 		jf_tsan_thread_freed(t);
 		vg_deregister(t);
 		munmap(t->map_base, t->map_size);

@@ -36,6 +36,7 @@ struct worker *jf_this_worker(void)
 void jf_set_this_worker(struct worker *w)
 {
 	jf_tls_worker = w;
+	jf_local_cur = NULL; /* local.c: no uthread's slots until one is switched to */
 }
 
 /*
@@ -182,6 +183,7 @@ static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
 	__atomic_store_n(&next->worker, w, __ATOMIC_RELAXED); /* jf_cancel() reads it (pfn.c) */
 	jf_drv_run_start(&jf_rt->drv, w->id, &next->task, now);
 	w->cur = next;
+	jf_local_cur = next->local_fast; /* jf_local_get() (local.c) */
 	jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, delay);
 	JF_VIEW_SET(next, vstate, UV_RUNNING);
 	JF_VIEW_SET(next, state_ns, now);
@@ -774,6 +776,7 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 	} else {
 		t->task.attr.worker = -1;
 	}
+	jf_local_thread_init(t, w, attr); /* no local values; pinned if attr->pin */
 	jf_drv_task_init(&rt->drv, w->id, &t->task, jf_policy_now());
 
 	jf_ctx_init(&t->ctx, jf_stack_top(t), uthread_entry, t);
@@ -825,6 +828,8 @@ static void uthread_exit(struct jf_thread *cur, void *retval)
 {
 	struct worker *w;
 
+	if (JF_UNLIKELY(cur->local != NULL))
+		jf_local_exit(cur); /* its keys' destructors, still in the uthread (local.c) */
 	jf_pcount_set(1); /* never preempted again: it is leaving */
 	w = cur->worker;
 	struct jf_thread *joiner;

@@ -15,8 +15,9 @@
  * the skip rule), and the timer goes where the word is stored:
  *   on_run  (the worker, at each switch and after a skipped request): due time D published, the
  *           timer set to D + grace unless it is armed for a moment in [D + GRACE_MIN, D + grace]
- *           already (see "cost"); with nothing due, the word is 0 and an armed timer is cancelled
- *           BEFORE deadline's barrier and second look, which pairs with
+ *           already (see "cost"); with nothing due, the word is 0 and an armed timer is left
+ *           armed (timer_keep: cancelling it cost a VM exit per switch) before deadline's
+ *           barrier and second look, which pairs with
  *   on_work (a thread that queued work for a busy worker): deadline's barrier and lowering, then
  *           the timer set to D + grace unless it is armed to fire by then.
  *   kick    (wakeup preemption): the word due at once, the timer within the grace period.
@@ -38,8 +39,8 @@
  * is. Its signal then comes after the due time, so it is never spurious, only after a shorter
  * grace (at least GRACE_MIN, which a safepoint every few microseconds meets); a worker whose runs
  * keep starting while work waits (preemptions at safepoints, a server's short requests) moves its
- * timer once per grace - GRACE_MIN, not at every switch. A worker that goes idle with its timer
- * armed gets one signal that finds nothing to do (the runtime has no hook there).
+ * timer once per grace - GRACE_MIN, not at every switch. A run with nothing waiting leaves an
+ * armed timer armed (timer_keep); a worker that parks cancels it (on_park).
  *
  * Without an invariant TSC (or with JIFFY_CLOCK=monotonic) a safepoint cannot time itself: the
  * word stays 0 and "auto" is "timer" armed at the due time itself (grace 0).
@@ -163,21 +164,42 @@ static void auto_on_signal(struct worker *w, const siginfo_t *si)
 		__atomic_store_n(&aw[w->id].expiry_ns, 0, __ATOMIC_RELAXED);
 }
 
+/*
+ * Nothing is due on @w at a switch: leave an armed timer where it is (jf_deadline_arm's disarm).
+ * Cancelling it here cost a timer_settime() per switch, and re-arming it at the next queued wake
+ * another: two VM exits per handoff (a ping-pong through a channel took 10 us a round trip
+ * instead of 0.5 us under "deadline"). Left armed, it stays armed no later than any run needs it
+ * (what on_work's look relies on); if it fires while nothing waits, its signal finds nothing due
+ * and is skipped: one signal at the end of a busy period at most, since a worker that keeps
+ * switching with work waiting moves it later (timer_at, owner) before it fires. A worker that
+ * parks cancels it (auto_on_park): nothing more to save there.
+ */
+static void timer_keep(struct worker *w, uint64_t now)
+{
+	(void)w, (void)now;
+}
+
 static void auto_on_run(struct worker *w, uint64_t now)
 {
-	uint64_t when = jf_deadline_arm(w, now, use_tsc, timer_disarm);
+	uint64_t when = jf_deadline_arm(w, now, use_tsc, timer_keep);
 
 	if (when != UINT64_MAX)
 		timer_at(w, when + grace_ns, now, true);
+}
+
+static void auto_on_park(struct worker *w)
+{
+	timer_disarm(w, jf_now_ns());
 }
 
 static void auto_on_work(struct worker *self, struct worker *target)
 {
 	uint64_t now, when = jf_deadline_notify(target, use_tsc, &now);
 
-	(void)self;
+	/* Queued on its own worker (a wake of a uthread by the one running there): that run's own
+	 * rule, so the timer moves later rather than firing early at an older run's expiry. */
 	if (when != UINT64_MAX)
-		timer_at(target, when + grace_ns, now, false);
+		timer_at(target, when + grace_ns, now, self == target);
 }
 
 static void auto_kick(struct worker *w)
@@ -215,6 +237,7 @@ const struct jf_preempt_mech jf_mech_auto = {
 	.worker_stop = jf_ptimer_worker_stop,
 	.on_run = auto_on_run,
 	.on_work = auto_on_work,
+	.on_park = auto_on_park,
 	.retry = auto_retry,
 	.kick = auto_kick,
 	.on_signal = auto_on_signal,

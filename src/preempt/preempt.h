@@ -35,6 +35,8 @@ struct worker;
  *                after it ran its last.
  * @on_run:       a uthread starts running on @w at @now (prepare_run): arm what must be armed.
  * @on_work:      work was queued for @target, which runs a uthread: it may need interrupting.
+ * @on_park:      @w has nothing to run and goes to sleep (worker_park, before it blocks): a
+ *                timer left armed to save a system call per switch may be cancelled here.
  * @retry:        a request to @w was deferred because the uthread was in code that must not be
  *                interrupted (libc, ...): ask again a little later.
  * @kick:         interrupt @w as soon as possible (wakeup preemption, issue 4).
@@ -60,6 +62,7 @@ struct jf_preempt_mech {
 	void (*worker_stop)(struct worker *w);
 	void (*on_run)(struct worker *w, uint64_t now);
 	void (*on_work)(struct worker *self, struct worker *target);
+	void (*on_park)(struct worker *w);
 	void (*retry)(struct worker *w, uint64_t now);
 	void (*kick)(struct worker *w);
 	void (*on_signal)(struct worker *w, const siginfo_t *si);

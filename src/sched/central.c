@@ -28,6 +28,11 @@
  * now - runnable_ns, i.e. since it last became runnable (a preempted task starts again from 0,
  * which is what lets the other types in under head placement). Ties go to the lower queue index.
  * attr.worker is ignored: any free worker serves any task.
+ * Pinned tasks (jf_task_pin()) are the exception: the central queues are popped by every worker,
+ * so a pinned task waits in its worker's own FIFO (@pinq, its own lock, always at the tail:
+ * the preempted=head placement is for the central queues) and enqueue returns that worker. A
+ * worker that picks compares the head of its pinned queue with the central choice by the same
+ * rule (SQ: whichever became runnable first; MQ: the larger wait / SLO) and takes the winner.
  *
  * Design note: Jiffy runs no dedicated dispatcher core (on small machines that would cost a
  * worker). The dispatcher's decision is made, under the central lock, by the worker that becomes
@@ -71,6 +76,9 @@ struct central {
 	uint64_t default_slo_ns;
 	/* SQ uses q[0] only. Each taskq's own lock is unused: @lock covers them all. */
 	struct taskq q[CENTRAL_NR_TYPES];
+	/* Per worker, the tasks pinned to it (each with its own lock; only that worker pops). */
+	int nworkers;
+	struct taskq *pinq;
 };
 
 static struct central *central_of(struct jf_policy *p)
@@ -114,12 +122,23 @@ static int central_init(struct jf_policy *p, const struct jf_policy_params *para
 	c->mq = params->value[CENTRAL_QUEUES] == CENTRAL_MQ;
 	c->preempted_to_head = params->value[CENTRAL_PREEMPTED] == CENTRAL_HEAD;
 	c->default_slo_ns = params->value[CENTRAL_SLO];
+	c->nworkers = params->nworkers;
+	c->pinq = aligned_alloc(JF_CACHELINE, sizeof(*c->pinq) * (size_t)params->nworkers);
+	if (!c->pinq) {
+		free(c);
+		return -ENOMEM;
+	}
+	memset(c->pinq, 0, sizeof(*c->pinq) * (size_t)params->nworkers);
 	p->priv = c;
 	return 0;
 }
 
 static void central_destroy(struct jf_policy *p)
 {
+	struct central *c = central_of(p);
+
+	if (c)
+		free(c->pinq);
 	free(p->priv);
 	p->priv = NULL;
 }
@@ -129,12 +148,22 @@ static unsigned queue_index(const struct central *c, const struct jf_task *t)
 	return c->mq ? (uint32_t)t->attr.type % CENTRAL_NR_TYPES : 0;
 }
 
+static uint64_t slo_of(const struct jf_task *t)
+{
+	return ((const struct central_task *)(const void *)t->policy_data)->slo_ns;
+}
+
+static void set_slo(const struct central *c, struct jf_task *t)
+{
+	ctask(t)->slo_ns = t->attr.slo_ns ? t->attr.slo_ns : c->default_slo_ns;
+}
+
 /* Caller holds c->lock. */
 static void push_locked(struct central *c, struct jf_task *t, enum jf_enqueue_reason reason)
 {
 	unsigned i = queue_index(c, t);
 
-	ctask(t)->slo_ns = t->attr.slo_ns ? t->attr.slo_ns : c->default_slo_ns;
+	set_slo(c, t);
 	if (reason == JF_ENQ_PREEMPTED && c->preempted_to_head)
 		taskq_push_head_locked(&c->q[i], t);
 	else
@@ -181,14 +210,26 @@ static int select_queue_locked(const struct central *c, uint64_t now)
 	return best;
 }
 
-/* Caller holds c->lock. */
-static struct jf_task *pop_locked(struct central *c, uint64_t now)
+/*
+ * Caller holds c->lock: pop the head a free worker serves now, or NULL; with @pinned (the head of
+ * that worker's pinned queue) NULL too when @pinned goes first: it became runnable earlier (SQ)
+ * or has the larger wait / SLO (MQ; ties to the central queue).
+ */
+static struct jf_task *pop_locked(struct central *c, uint64_t now, const struct jf_task *pinned)
 {
 	int i = select_queue_locked(c, now);
 	struct jf_task *t;
 
 	if (i < 0)
 		return NULL;
+	if (JF_UNLIKELY(pinned != NULL)) {
+		const struct jf_task *h = c->q[i].head;
+		bool pinned_first =
+			c->mq ? ratio_greater(waited(pinned, now), slo_of(pinned), waited(h, now), slo_of(h))
+			      : (int64_t)(pinned->runnable_ns - h->runnable_ns) < 0;
+		if (pinned_first)
+			return NULL;
+	}
 	t = taskq_pop_head_locked(&c->q[i]);
 	if (!c->q[i].head)
 		__atomic_store_n(&c->nonempty, c->nonempty & ~(1ull << i), __ATOMIC_RELAXED);
@@ -200,8 +241,14 @@ static int central_enqueue(struct jf_policy *p, int worker, struct jf_task *t,
 			   enum jf_enqueue_reason reason, uint64_t now)
 {
 	struct central *c = central_of(p);
+	int pin = jf_task_pin(t);
 
 	(void)worker, (void)now;
+	if (JF_UNLIKELY(pin >= 0)) { /* its worker's own queue: no other worker pops it */
+		set_slo(c, t);
+		taskq_push_tail(&c->pinq[pin], t);
+		return pin;
+	}
 	jf_spin_lock(&c->lock);
 	push_locked(c, t, reason);
 	jf_spin_unlock(&c->lock);
@@ -211,14 +258,22 @@ static int central_enqueue(struct jf_policy *p, int worker, struct jf_task *t,
 static struct jf_task *central_pick_next(struct jf_policy *p, int worker, uint64_t now)
 {
 	struct central *c = central_of(p);
-	struct jf_task *t;
+	struct taskq *pq = &c->pinq[worker];
+	struct jf_task *t, *pinned = NULL;
 
-	(void)worker;
+	if (JF_UNLIKELY(taskq_count(pq) != 0)) {
+		/* Only this worker pops @pq: its head stays until we take it. */
+		jf_spin_lock(&pq->lock);
+		pinned = pq->head;
+		jf_spin_unlock(&pq->lock);
+	}
 	if (__atomic_load_n(&c->queued, __ATOMIC_RELAXED) == 0)
-		return NULL;
+		return pinned ? taskq_pop_head(pq) : NULL;
 	jf_spin_lock(&c->lock);
-	t = pop_locked(c, now);
+	t = pop_locked(c, now, pinned);
 	jf_spin_unlock(&c->lock);
+	if (!t && pinned)
+		t = taskq_pop_head(pq);
 	return t;
 }
 
@@ -230,20 +285,25 @@ static struct jf_task *central_enqueue_pick(struct jf_policy *p, int worker, str
 	struct central *c = central_of(p);
 	struct jf_task *next;
 
-	(void)worker;
+	if (JF_UNLIKELY(jf_task_pin(t) >= 0 || taskq_count(&c->pinq[worker]) != 0)) {
+		*target = central_enqueue(p, worker, t, reason, now);
+		return central_pick_next(p, worker, now);
+	}
 	*target = -1;
 	jf_spin_lock(&c->lock);
 	push_locked(c, t, reason);
-	next = pop_locked(c, now);
+	next = pop_locked(c, now, NULL);
 	jf_spin_unlock(&c->lock);
 	return next;
 }
 
-/* Any worker may take any queued task, so the hint is the same for all: is anything queued? */
+/* Any worker may take any centrally queued task: is anything queued there, or pinned here? */
 static bool central_has_work(struct jf_policy *p, int worker)
 {
-	(void)worker;
-	return __atomic_load_n(&central_of(p)->queued, __ATOMIC_RELAXED) != 0;
+	struct central *c = central_of(p);
+
+	return __atomic_load_n(&c->queued, __ATOMIC_RELAXED) != 0 ||
+	       taskq_count(&c->pinq[worker]) != 0;
 }
 
 /*
@@ -263,6 +323,8 @@ static bool central_tick(struct jf_policy *p, int worker, struct jf_task *cur, u
 	(void)now;
 	if (!c->preempted_to_head)
 		return central_has_work(p, worker);
+	if (taskq_count(&c->pinq[worker]) != 0) /* a pinned task waits: never re-picked at once */
+		return true;
 	if (!c->mq)
 		return false;
 	others = __atomic_load_n(&c->nonempty, __ATOMIC_RELAXED) & ~(1ull << queue_index(c, cur));

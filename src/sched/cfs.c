@@ -21,7 +21,8 @@
  *     (with only a skip of one pick, such spinners took turns among themselves for seconds).
  * Placement: attr.worker if set, else the caller's worker; an idle worker takes the task with the
  * smallest vruntime of another worker (victims tried from a pseudo-random start). There is no
- * periodic load balancing: tasks spread only through placement and idle stealing.
+ * periodic load balancing: tasks spread only through placement and idle stealing. A pinned task
+ * (jf_task_pin()) is queued on its worker only; a steal takes the smallest-vruntime unpinned task.
  *
  * Parameters (cfs_params[] below):
  *   latency_us     sched_latency, the period (default 50 us, Skyloft Table 5) JIFFY_CFS_LATENCY_US
@@ -61,6 +62,7 @@ _Static_assert(sizeof(struct cfs_node) <= JF_TASK_POLICY_DATA, "cfs_node too lar
 struct cfs_rq {
 	uint32_t lock;
 	uint32_t nr_queued;    /* atomic stores */
+	uint32_t nr_pinned;    /* how many queued tasks are pinned here (atomic stores) */
 	uint64_t load;         /* sum of the queued tasks' weights; atomic stores */
 	uint64_t min_vruntime; /* atomic stores */
 	struct jf_task *root;
@@ -79,6 +81,15 @@ struct cfs {
 	uint64_t latency_ns, min_gran_ns, wakeup_gran_ns;
 	struct cfs_rq *rq;
 };
+
+/* What another worker may take from @rq: its queued tasks that are not pinned (a hint). */
+static inline uint32_t rq_stealable(const struct cfs_rq *rq)
+{
+	uint32_t n = __atomic_load_n(&rq->nr_queued, __ATOMIC_RELAXED);
+	uint32_t pinned = __atomic_load_n(&rq->nr_pinned, __ATOMIC_RELAXED);
+
+	return n > pinned ? n - pinned : 0;
+}
 
 static inline struct cfs *cfs_of(struct jf_policy *p)
 {
@@ -121,6 +132,8 @@ static void rq_insert(struct cfs_rq *rq, struct jf_task *t)
 	n->vt.val = n->vt.key; /* the tree's second order is unused here */
 	vt_insert(&rq->root, t);
 	__atomic_store_n(&rq->nr_queued, rq->nr_queued + 1, __ATOMIC_RELAXED);
+	if (JF_UNLIKELY(t->pinned))
+		__atomic_store_n(&rq->nr_pinned, rq->nr_pinned + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&rq->load, rq->load + n->weight, __ATOMIC_RELAXED);
 }
 
@@ -128,6 +141,8 @@ static void rq_remove(struct cfs_rq *rq, struct jf_task *t)
 {
 	vt_remove(&rq->root, t);
 	__atomic_store_n(&rq->nr_queued, rq->nr_queued - 1, __ATOMIC_RELAXED);
+	if (JF_UNLIKELY(t->pinned))
+		__atomic_store_n(&rq->nr_pinned, rq->nr_pinned - 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&rq->load, rq->load - node_of(t)->weight, __ATOMIC_RELAXED);
 	if (rq->woken == t)
 		rq->woken = NULL;
@@ -282,6 +297,8 @@ static void cfs_task_init(struct jf_policy *p, int worker, struct jf_task *t, ui
 
 static int cfs_target(const struct cfs *s, int worker, const struct jf_task *t)
 {
+	if (JF_UNLIKELY(jf_task_pin(t) >= 0))
+		return jf_task_pin(t);
 	return t->attr.worker >= 0 && t->attr.worker < s->nworkers ? t->attr.worker : worker;
 }
 
@@ -378,10 +395,11 @@ static struct jf_task *cfs_balance(struct jf_policy *p, int worker, uint64_t now
 		struct cfs_rq *vq = &s->rq[v];
 		struct jf_task *t;
 
-		if (v == worker || __atomic_load_n(&vq->nr_queued, __ATOMIC_RELAXED) == 0 ||
-		    !jf_spin_trylock(&vq->lock))
+		if (v == worker || rq_stealable(vq) == 0 || !jf_spin_trylock(&vq->lock))
 			continue;
 		t = vt_first(vq->root);
+		if (JF_UNLIKELY(vq->nr_pinned != 0))
+			t = vt_unpinned_from(t); /* a pinned task stays with its worker */
 		if (t) {
 			rq_remove(vq, t);
 			rq_update_min(vq);
@@ -406,8 +424,8 @@ static bool cfs_has_work(struct jf_policy *p, int worker)
 
 	if (__atomic_load_n(&s->rq[worker].nr_queued, __ATOMIC_RELAXED) != 0)
 		return true;
-	for (int i = 0; i < s->nworkers; i++)
-		if (__atomic_load_n(&s->rq[i].nr_queued, __ATOMIC_RELAXED) != 0)
+	for (int i = 0; i < s->nworkers; i++) /* pinned tasks are their worker's only */
+		if (rq_stealable(&s->rq[i]) != 0)
 			return true;
 	return false;
 }

@@ -28,7 +28,9 @@
  * A task's weight is read when it is spawned or wakes; a change while it runs or waits takes
  * effect then (changing it in place would move V).
  * Placement: attr.worker if set, else the caller's worker; an idle worker takes the task another
- * worker would run next. No periodic load balancing.
+ * worker would run next. No periodic load balancing. A pinned task (jf_task_pin()) is queued on
+ * its worker only; when it is the one a steal would take, the steal takes the smallest-vruntime
+ * unpinned task instead.
  *
  * Parameters (ev_params[] below): slice_us, base_slice (default 12.5 us, Skyloft Table 5;
  * JIFFY_EEVDF_SLICE_US); the runtime's quantum (JIFFY_QUANTUM_US) only bounds the lag.
@@ -76,6 +78,7 @@ struct ev_rq {
 	__int128 vsum;      /* sum of w * (v - v0) over the queued tasks and cur */
 	uint32_t lock;
 	uint32_t nr_queued; /* atomic stores */
+	uint32_t nr_pinned; /* how many queued tasks are pinned here (atomic stores) */
 	uint64_t load;      /* sum of w over the queued tasks and cur */
 	uint64_t v0;        /* reference point of vsum, never moves back */
 	struct jf_task *root;
@@ -95,6 +98,15 @@ struct eevdf {
 	uint64_t lag_limit_ns; /* max(2 * slice, quantum), in CPU time */
 	struct ev_rq *rq;
 };
+
+/* What another worker may take from @rq: its queued tasks that are not pinned (a hint). */
+static inline uint32_t rq_stealable(const struct ev_rq *rq)
+{
+	uint32_t n = __atomic_load_n(&rq->nr_queued, __ATOMIC_RELAXED);
+	uint32_t pinned = __atomic_load_n(&rq->nr_pinned, __ATOMIC_RELAXED);
+
+	return n > pinned ? n - pinned : 0;
+}
 
 static inline struct eevdf *ev_of(struct jf_policy *p)
 {
@@ -218,12 +230,16 @@ static void rq_insert(struct ev_rq *rq, struct jf_task *t)
 {
 	vt_insert(&rq->root, t);
 	__atomic_store_n(&rq->nr_queued, rq->nr_queued + 1, __ATOMIC_RELAXED);
+	if (JF_UNLIKELY(t->pinned))
+		__atomic_store_n(&rq->nr_pinned, rq->nr_pinned + 1, __ATOMIC_RELAXED);
 }
 
 static void rq_remove(struct ev_rq *rq, struct jf_task *t)
 {
 	vt_remove(&rq->root, t);
 	__atomic_store_n(&rq->nr_queued, rq->nr_queued - 1, __ATOMIC_RELAXED);
+	if (JF_UNLIKELY(t->pinned))
+		__atomic_store_n(&rq->nr_pinned, rq->nr_pinned - 1, __ATOMIC_RELAXED);
 	if (rq->woken == t)
 		rq->woken = NULL;
 }
@@ -418,6 +434,8 @@ static void ev_task_init(struct jf_policy *p, int worker, struct jf_task *t, uin
 
 static int ev_target(const struct eevdf *s, int worker, const struct jf_task *t)
 {
+	if (JF_UNLIKELY(jf_task_pin(t) >= 0))
+		return jf_task_pin(t);
 	return t->attr.worker >= 0 && t->attr.worker < s->nworkers ? t->attr.worker : worker;
 }
 
@@ -546,11 +564,14 @@ static struct jf_task *ev_balance(struct jf_policy *p, int worker, uint64_t now)
 		uint64_t request = 0;
 		int64_t lag = 0;
 
-		if (v == worker || __atomic_load_n(&vq->nr_queued, __ATOMIC_RELAXED) == 0 ||
-		    !jf_spin_trylock(&vq->lock))
+		if (v == worker || rq_stealable(vq) == 0 || !jf_spin_trylock(&vq->lock))
 			continue;
 		if (vq->root) {
 			t = pick_eevdf(vq);
+			if (JF_UNLIKELY(t->pinned)) /* it stays: the smallest-vruntime unpinned one */
+				t = vt_unpinned_from(vt_first(vq->root));
+		}
+		if (t) {
 			rq_remove(vq, t);
 			lag = rq_leave(vq, t);
 			request = node_of(t)->vt.val - node_of(t)->vt.key;
@@ -575,8 +596,8 @@ static bool ev_has_work(struct jf_policy *p, int worker)
 
 	if (__atomic_load_n(&s->rq[worker].nr_queued, __ATOMIC_RELAXED) != 0)
 		return true;
-	for (int i = 0; i < s->nworkers; i++)
-		if (__atomic_load_n(&s->rq[i].nr_queued, __ATOMIC_RELAXED) != 0)
+	for (int i = 0; i < s->nworkers; i++) /* pinned tasks are their worker's only */
+		if (rq_stealable(&s->rq[i]) != 0)
 			return true;
 	return false;
 }

@@ -6,7 +6,7 @@
  * everything queued behind it on that worker even while other workers idle.
  * Placement: a new task goes to its attr.worker if set, else to the spawning worker; a woken task
  * returns to the worker it last ran on (requests keep their core); a yielding task goes to the
- * tail of its own worker's queue.
+ * tail of its own worker's queue. A pinned task (jf_task_pin()) always goes to its worker.
  * Parameters: none.
  *
  * Data structure: since nobody steals, a worker's queue has one consumer, the worker itself.
@@ -107,6 +107,10 @@ static void inbox_drain(struct fifo_worker *fw)
 static int fifo_target(struct fifo *s, int worker, const struct jf_task *t,
 		       enum jf_enqueue_reason reason)
 {
+	int pin = jf_task_pin(t);
+
+	if (JF_UNLIKELY(pin >= 0))
+		return pin;
 	if (t->attr.worker >= 0 && t->attr.worker < s->nworkers)
 		return t->attr.worker;
 	if (reason == JF_ENQ_WOKEN && t->last_worker >= 0)

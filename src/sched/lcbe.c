@@ -18,6 +18,11 @@
  * caller's worker's queue.
  * BE placement: the tail of the one shared BE queue, whatever the reason (attr.worker is
  * ignored); a shared queue makes BE round-robin global and needs no BE stealing.
+ * Pinned tasks (jf_task_pin()): a pinned LC task goes to its worker's LC queue (NEW and WOKEN
+ * too: placement by idleness does not apply) and is never stolen; a pinned BE task cannot go to
+ * the shared BE queue, which every worker pops: it waits in its worker's own pinned-BE queue,
+ * which that worker serves in turn with the shared one (alternately while both hold work), so
+ * pinned and unpinned BE work share the worker round-robin.
  * Picking on worker w: w's LC queue; else half of another worker's LC queue (stolen); else the
  * head of the BE queue. balance does the same without w's own queue.
  * Slices: the runtime's quantum for LC tasks, be_quantum_us for BE tasks.
@@ -54,7 +59,9 @@ enum lcbe_running {
 
 struct lcbe_worker {
 	struct taskq lc;
+	struct taskq be_pinned; /* BE tasks pinned to this worker (the shared queue cannot hold them) */
 	uint64_t rng; /* victim choice; this worker only */
+	uint32_t be_turn; /* alternates between be_pinned and the shared BE queue; this worker only */
 	/* enum lcbe_running of what we last handed this worker (atomic; own line: read by others) */
 	uint32_t running __attribute__((aligned(JF_CACHELINE)));
 } __attribute__((aligned(JF_CACHELINE)));
@@ -75,6 +82,25 @@ static inline struct lcbe *lcbe_of(struct jf_policy *p)
 static inline bool is_lc(const struct jf_task *t)
 {
 	return t->attr.klass == 0;
+}
+
+/*
+ * Per task (policy_data): the taskq link first (taskq.h), then the class it was last queued
+ * with, for wakeup_preempt: that op runs after enqueue returned, when the task may already run
+ * on another worker and be changing its attributes (jf_thread_set_sched_attr() applies them at
+ * its next hand-over), so it must not read woken->attr. Atomic: a later enqueue of the same
+ * task may store it meanwhile (either value is a class the task had).
+ */
+struct lcbe_task {
+	struct taskq_link link;
+	uint32_t queued_lc;
+};
+_Static_assert(sizeof(struct lcbe_task) <= JF_TASK_POLICY_DATA, "lcbe task data too large");
+_Static_assert(offsetof(struct lcbe_task, link) == 0, "taskq link must be first");
+
+static inline uint32_t *queued_lc(struct jf_task *t)
+{
+	return &((struct lcbe_task *)(void *)t->policy_data)->queued_lc;
 }
 
 static inline uint32_t running_on(const struct lcbe *s, int worker)
@@ -131,6 +157,8 @@ static int lc_target(const struct lcbe *s, int worker, const struct jf_task *t)
 {
 	int be = -1;
 
+	if (JF_UNLIKELY(jf_task_pin(t) >= 0))
+		return jf_task_pin(t);
 	if (t->attr.worker >= 0 && t->attr.worker < s->nworkers)
 		return t->attr.worker;
 	if (running_on(s, worker) != LCBE_LC)
@@ -158,11 +186,17 @@ static int lcbe_enqueue(struct jf_policy *p, int worker, struct jf_task *t,
 	int target = worker;
 
 	(void)now;
+	__atomic_store_n(queued_lc(t), is_lc(t), __ATOMIC_RELAXED); /* before it is queued */
 	if (!is_lc(t)) {
+		if (JF_UNLIKELY(jf_task_pin(t) >= 0)) {
+			target = jf_task_pin(t);
+			taskq_push_tail(&s->w[target].be_pinned, t);
+			return target;
+		}
 		taskq_push_tail(&s->be, t);
 		return -1; /* any worker may run it */
 	}
-	if (reason == JF_ENQ_NEW || reason == JF_ENQ_WOKEN)
+	if (reason == JF_ENQ_NEW || reason == JF_ENQ_WOKEN || JF_UNLIKELY(jf_task_pin(t) >= 0))
 		target = lc_target(s, worker, t);
 	taskq_push_tail(&s->w[target].lc, t);
 	return target;
@@ -178,12 +212,32 @@ static struct jf_task *hand(struct lcbe_worker *me, struct jf_task *t, uint32_t 
 	return t;
 }
 
-static bool any_lc_work(const struct lcbe *s)
+/* LC work @worker could run: its own, or another worker's that is not pinned there. */
+static bool any_lc_work(const struct lcbe *s, int worker)
 {
+	if (taskq_count(&s->w[worker].lc) != 0)
+		return true;
 	for (int i = 0; i < s->nworkers; i++)
-		if (taskq_count(&s->w[i].lc) != 0)
+		if (taskq_stealable(&s->w[i].lc) != 0)
 			return true;
 	return false;
+}
+
+/* BE work for @me: its pinned BE tasks and the shared queue's head, in turn while both wait. */
+static struct jf_task *take_be(struct lcbe *s, struct lcbe_worker *me)
+{
+	struct jf_task *t = NULL;
+
+	if (JF_LIKELY(taskq_count(&me->be_pinned) == 0))
+		return taskq_pop_head(&s->be);
+	me->be_turn ^= 1;
+	if (me->be_turn)
+		t = taskq_pop_head(&me->be_pinned);
+	if (!t)
+		t = taskq_pop_head(&s->be);
+	if (!t)
+		t = taskq_pop_head(&me->be_pinned);
+	return t;
 }
 
 /* Work for @worker from elsewhere: LC work of other workers first, BE work only without it. */
@@ -195,9 +249,9 @@ static struct jf_task *take_elsewhere(struct lcbe *s, int worker)
 	t = taskq_steal_any(&s->w[0].lc, sizeof(s->w[0]), s->nworkers, worker, &me->rng, &me->lc);
 	if (t)
 		return hand(me, t, LCBE_LC);
-	if (s->nworkers > 1 && any_lc_work(s)) /* LC work whose queue was busy: look again */
+	if (s->nworkers > 1 && any_lc_work(s, worker)) /* LC work whose queue was busy: again */
 		return hand(me, NULL, LCBE_IDLE);
-	return hand(me, taskq_pop_head(&s->be), LCBE_BE);
+	return hand(me, take_be(s, me), LCBE_BE);
 }
 
 static struct jf_task *lcbe_pick_next(struct jf_policy *p, int worker, uint64_t now)
@@ -222,7 +276,8 @@ static bool lcbe_has_work(struct jf_policy *p, int worker)
 {
 	struct lcbe *s = lcbe_of(p);
 
-	return taskq_count(&s->w[worker].lc) != 0 || taskq_count(&s->be) != 0 || any_lc_work(s);
+	return taskq_count(&s->w[worker].lc) != 0 || taskq_count(&s->be) != 0 ||
+	       taskq_count(&s->w[worker].be_pinned) != 0 || any_lc_work(s, worker);
 }
 
 static uint64_t lcbe_slice(struct jf_policy *p, int worker, struct jf_task *cur, uint64_t now)
@@ -240,7 +295,8 @@ static bool lcbe_tick(struct jf_policy *p, int worker, struct jf_task *cur, uint
 	(void)cur, (void)now;
 	if (running_on(s, worker) != LCBE_BE)
 		return taskq_count(&s->w[worker].lc) != 0;
-	return taskq_count(&s->be) != 0 || any_lc_work(s);
+	return taskq_count(&s->be) != 0 || taskq_count(&s->w[worker].be_pinned) != 0 ||
+	       any_lc_work(s, worker);
 }
 
 /* LC work takes a worker from BE work at once. */
@@ -248,14 +304,15 @@ static bool lcbe_wakeup_preempt(struct jf_policy *p, int target, struct jf_task 
 				uint64_t now)
 {
 	(void)now;
-	return is_lc(woken) && running_on(lcbe_of(p), target) == LCBE_BE;
+	return __atomic_load_n(queued_lc(woken), __ATOMIC_RELAXED) &&
+	       running_on(lcbe_of(p), target) == LCBE_BE;
 }
 
 const struct jf_policy_ops jf_policy_lcbe = {
 	.name = "lcbe",
 	.summary = "latency-critical work stealing over round-robin best-effort work",
 	.flags = 0,
-	.task_data_size = sizeof(struct taskq_link),
+	.task_data_size = sizeof(struct lcbe_task),
 	.init = lcbe_init,
 	.destroy = lcbe_destroy,
 	.enqueue = lcbe_enqueue,

@@ -58,14 +58,17 @@ bool pwq_has_work(struct jf_policy *p, int worker)
 	if (taskq_count(&s->w[worker].q) != 0)
 		return true;
 	for (int i = 0; i < s->nworkers; i++) /* no modulo: an idiv costs more than this loop */
-		if (taskq_count(&s->w[i].q) != 0)
+		if (taskq_stealable(&s->w[i].q) != 0) /* pinned tasks are their worker's only */
 			return true;
 	return false;
 }
 
 int pwq_target(const struct pwq *s, int worker, const struct jf_task *t)
 {
-	int target = pwq_hinted_worker(s, t);
+	int target = jf_task_pin(t);
+
+	if (JF_LIKELY(target < 0))
+		target = pwq_hinted_worker(s, t);
 	return target >= 0 ? target : worker;
 }
 

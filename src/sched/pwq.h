@@ -43,7 +43,8 @@ static inline int pwq_hinted_worker(const struct pwq *s, const struct jf_task *t
 	return t->attr.worker >= 0 && t->attr.worker < s->nworkers ? t->attr.worker : -1;
 }
 
-/* Where a task made runnable by @worker goes: its attr.worker if set, else @worker. */
+/* Where a task made runnable by @worker goes: its pinned worker, else its attr.worker if set,
+ * else @worker. */
 int pwq_target(const struct pwq *s, int worker, const struct jf_task *t);
 /* enqueue / enqueue_pick ops: to the tail of pwq_target()'s queue (ws, rr). */
 int pwq_enqueue(struct jf_policy *p, int worker, struct jf_task *t, enum jf_enqueue_reason reason,

@@ -7,7 +7,7 @@
  * after a yield starts a fresh one. New and woken tasks go to attr.worker if set, else to the
  * caller's worker (the spawner or waker). An idle worker takes the oldest waiting task of another
  * worker (victims tried from a pseudo-random start), so no worker idles while a task waits
- * anywhere.
+ * anywhere. A pinned task (jf_task_pin()) is queued on its worker only and never taken.
  *
  * Parameters (rr_params[] below): slice_us, the time slice (default 50 us, Skyloft Table 5;
  * JIFFY_RR_SLICE_US).
@@ -65,9 +65,9 @@ static struct jf_task *rr_balance(struct jf_policy *p, int worker, uint64_t now)
 		struct taskq *vq = &s->w[v].q;
 		struct jf_task *t;
 
-		if (v == worker || taskq_count(vq) == 0 || !jf_spin_trylock(&vq->lock))
+		if (v == worker || taskq_stealable(vq) == 0 || !jf_spin_trylock(&vq->lock))
 			continue;
-		t = taskq_pop_head_locked(vq);
+		t = taskq_pop_unpinned_locked(vq); /* a pinned task stays with its worker */
 		jf_spin_unlock(&vq->lock);
 		if (t)
 			return t;

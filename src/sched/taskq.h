@@ -4,6 +4,8 @@
  * Owns: the run queue building block of the per-worker policies (fifo, ws, ...). The link lives in
  * the first bytes of policy_data, so a policy that uses a taskq must keep its own per-task fields
  * after struct taskq_link. @count is readable without the lock (a hint for has_work/steal).
+ * Pinned tasks (jf_task_pin(), include/jiffy/policy.h): @pinned counts those queued, and the
+ * steal helpers never take one; taskq_stealable() is what another worker could take.
  */
 #ifndef JIFFY_TASKQ_H
 #define JIFFY_TASKQ_H
@@ -23,6 +25,7 @@ struct taskq_link {
 struct taskq {
 	uint32_t lock;
 	uint32_t count;
+	uint32_t pinned; /* how many of @count are pinned (atomic stores, like @count) */
 	struct jf_task *head;
 	struct jf_task *tail;
 } __attribute__((aligned(JF_CACHELINE)));
@@ -38,8 +41,24 @@ static inline uint32_t taskq_count(const struct taskq *q)
 }
 
 /* The caller holds q->lock. */
+/* What another worker may take from @q (its unpinned tasks); a lock-free hint like @count. */
+static inline uint32_t taskq_stealable(const struct taskq *q)
+{
+	uint32_t n = taskq_count(q), pinned = __atomic_load_n(&q->pinned, __ATOMIC_RELAXED);
+
+	return n > pinned ? n - pinned : 0; /* two loads: a push or pop may fall between them */
+}
+
+/* @q's pinned count goes up (@d = 1) or down (@d = -1) if @t is pinned; lock held. */
+static inline void taskq_pin_account(struct taskq *q, const struct jf_task *t, uint32_t d)
+{
+	if (JF_UNLIKELY(t->pinned))
+		__atomic_store_n(&q->pinned, q->pinned + d, __ATOMIC_RELAXED);
+}
+
 static inline void taskq_push_tail_locked(struct taskq *q, struct jf_task *t)
 {
+	taskq_pin_account(q, t, 1);
 	taskq_link(t)->next = NULL;
 	if (q->tail)
 		taskq_link(q->tail)->next = t;
@@ -51,6 +70,7 @@ static inline void taskq_push_tail_locked(struct taskq *q, struct jf_task *t)
 
 static inline void taskq_push_head_locked(struct taskq *q, struct jf_task *t)
 {
+	taskq_pin_account(q, t, 1);
 	taskq_link(t)->next = q->head;
 	q->head = t;
 	if (!q->tail)
@@ -67,6 +87,37 @@ static inline struct jf_task *taskq_pop_head_locked(struct taskq *q)
 	if (!q->head)
 		q->tail = NULL;
 	__atomic_store_n(&q->count, q->count - 1, __ATOMIC_RELAXED);
+	taskq_pin_account(q, t, (uint32_t)-1);
+	return t;
+}
+
+/* Unlink @t, which follows @prev (NULL: @t is the head); lock held. */
+static inline void taskq_unlink_locked(struct taskq *q, struct jf_task *prev, struct jf_task *t)
+{
+	struct jf_task *next = taskq_link(t)->next;
+
+	if (prev)
+		taskq_link(prev)->next = next;
+	else
+		q->head = next;
+	if (q->tail == t)
+		q->tail = prev;
+	__atomic_store_n(&q->count, q->count - 1, __ATOMIC_RELAXED);
+	taskq_pin_account(q, t, (uint32_t)-1);
+}
+
+/* The first task of @q that is not pinned, removed, or NULL; lock held. What another worker
+ * takes: the head unless pinned tasks are queued. */
+static inline struct jf_task *taskq_pop_unpinned_locked(struct taskq *q)
+{
+	struct jf_task *prev = NULL, *t;
+
+	if (JF_LIKELY(q->pinned == 0))
+		return taskq_pop_head_locked(q);
+	for (t = q->head; t && t->pinned; t = taskq_link(t)->next)
+		prev = t;
+	if (t)
+		taskq_unlink_locked(q, prev, t);
 	return t;
 }
 
@@ -93,17 +144,22 @@ static inline struct jf_task *taskq_pop_head(struct taskq *q)
  * The victim is only trylocked (a busy worker never waits for a thief) and released before
  * @into is locked, so two workers stealing from each other cannot deadlock.
  */
+/*
+ * Take half of @vq's unpinned tasks (at least one, if it has any; its trylock only): return the
+ * first (oldest) to run now and append the others to @into. Pinned tasks stay where they are, in
+ * their order.
+ */
 static inline struct jf_task *taskq_steal_half(struct taskq *vq, struct taskq *into)
 {
 	struct jf_task *first, *batch = NULL, *last = NULL;
 	uint32_t take;
 
-	if (taskq_count(vq) == 0 || !jf_spin_trylock(&vq->lock))
+	if (taskq_stealable(vq) == 0 || !jf_spin_trylock(&vq->lock))
 		return NULL;
-	first = taskq_pop_head_locked(vq);
-	take = first ? vq->count / 2 : 0;
+	first = taskq_pop_unpinned_locked(vq);
+	take = first ? (vq->count - vq->pinned) / 2 : 0;
 	while (take--) {
-		struct jf_task *t = taskq_pop_head_locked(vq);
+		struct jf_task *t = taskq_pop_unpinned_locked(vq);
 		taskq_link(t)->next = NULL;
 		if (last)
 			taskq_link(last)->next = t;
@@ -124,12 +180,6 @@ static inline struct jf_task *taskq_steal_half(struct taskq *vq, struct taskq *i
 	return first;
 }
 
-/*
- * taskq_steal_any() - taskq_steal_half() from the first of @n per-worker queues that gives
- * anything, trying the workers from a pseudo-random start (@rng, the thief's stream) and
- * skipping @self. The queues are @stride bytes apart starting at @first (the same field of each
- * worker's struct); the rest of the stolen half goes to @into.
- */
 static inline struct jf_task *taskq_steal_any(struct taskq *first, size_t stride, int n, int self,
 					      uint64_t *rng, struct taskq *into)
 {
@@ -143,7 +193,7 @@ static inline struct jf_task *taskq_steal_any(struct taskq *first, size_t stride
 		struct jf_task *t;
 
 		/* the count first, here: most queues are empty, and the steal is not inlined */
-		if (v != self && taskq_count(vq) != 0 && (t = taskq_steal_half(vq, into)) != NULL)
+		if (v != self && taskq_stealable(vq) != 0 && (t = taskq_steal_half(vq, into)) != NULL)
 			return t;
 	}
 	return NULL;

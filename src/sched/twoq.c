@@ -18,6 +18,9 @@
  * Picking on worker w: w's new queue; else new work stolen from another worker; else w's
  * preempted queue. When idle (balance): steal new work from any worker, and preempted work only
  * when no worker has new work. A steal takes half of the victim's queue (at least one task).
+ * Pinned tasks (jf_task_pin()): queued on their worker, in the queue the rules above choose,
+ * whatever the caller's worker; steals leave them, and only the unpinned tasks of other workers
+ * count as work for a worker (has_work, tick, the idle pass).
  * Slices: the runtime's quantum for a task taken from a new queue, long_us for one taken
  * from a preempted queue.
  * Preemption: at the end of its slice a task is preempted if its worker has queued work of either
@@ -138,8 +141,10 @@ static int twoq_enqueue(struct jf_policy *p, int worker, struct jf_task *t,
 	int target = worker;
 
 	(void)now;
-	if ((reason == JF_ENQ_NEW || reason == JF_ENQ_WOKEN) && t->attr.worker >= 0 &&
-	    t->attr.worker < s->nworkers)
+	if (JF_UNLIKELY(jf_task_pin(t) >= 0))
+		target = jf_task_pin(t);
+	else if ((reason == JF_ENQ_NEW || reason == JF_ENQ_WOKEN) && t->attr.worker >= 0 &&
+		 t->attr.worker < s->nworkers)
 		target = t->attr.worker;
 	tw = &s->w[target];
 	if (reason == JF_ENQ_PREEMPTED ||
@@ -174,10 +179,13 @@ static struct jf_task *steal(struct twoq *s, int worker, bool pre)
 			       &me->newq);
 }
 
-static bool any_new_work(const struct twoq *s)
+/* New work @worker could run: its own, or another worker's that is not pinned there. */
+static bool any_new_work(const struct twoq *s, int worker)
 {
+	if (taskq_count(&s->w[worker].newq) != 0)
+		return true;
 	for (int i = 0; i < s->nworkers; i++)
-		if (taskq_count(&s->w[i].newq) != 0)
+		if (taskq_stealable(&s->w[i].newq) != 0)
 			return true;
 	return false;
 }
@@ -220,11 +228,11 @@ static struct jf_task *twoq_balance(struct jf_policy *p, int worker, uint64_t no
 
 		if (v == worker)
 			continue;
-		if (taskq_count(&vw->newq) != 0) {
+		if (taskq_stealable(&vw->newq) != 0) {
 			if ((t = taskq_steal_half(&vw->newq, &me->newq)) != NULL)
 				return hand(me, t, TWOQ_NEW);
 			new_seen = true; /* its queue was busy (or just emptied) */
-		} else if (pre_victim < 0 && taskq_count(&vw->preq) != 0) {
+		} else if (pre_victim < 0 && taskq_stealable(&vw->preq) != 0) {
 			pre_victim = v;
 		}
 	}
@@ -242,7 +250,7 @@ static bool twoq_has_work(struct jf_policy *p, int worker)
 	if (taskq_count(&s->w[worker].newq) != 0 || taskq_count(&s->w[worker].preq) != 0)
 		return true;
 	for (int i = 0; i < s->nworkers; i++)
-		if (taskq_count(&s->w[i].newq) != 0 || taskq_count(&s->w[i].preq) != 0)
+		if (taskq_stealable(&s->w[i].newq) != 0 || taskq_stealable(&s->w[i].preq) != 0)
 			return true;
 	return false;
 }
@@ -264,7 +272,7 @@ static bool twoq_tick(struct jf_policy *p, int worker, struct jf_task *cur, uint
 	(void)cur, (void)now;
 	if (taskq_count(&s->w[worker].newq) != 0 || taskq_count(&s->w[worker].preq) != 0)
 		return true;
-	return any_new_work(s);
+	return any_new_work(s, worker);
 }
 
 /* New work never waits behind a task from the preempted queue. */

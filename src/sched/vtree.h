@@ -155,4 +155,25 @@ static inline struct jf_task *vt_last(struct jf_task *root)
 	return root;
 }
 
+/* The task after @t in key order, or NULL. */
+static inline struct jf_task *vt_next(struct jf_task *t)
+{
+	struct jf_task *p;
+
+	if (vt_node(t)->right)
+		return vt_first(vt_node(t)->right);
+	for (p = vt_node(t)->parent; p && vt_node(p)->right == t; p = vt_node(t)->parent)
+		t = p;
+	return p;
+}
+
+/* The first task in key order from @t on (@t included) that is not pinned (jf_task_pin()), or
+ * NULL: what another worker may take. O(pinned tasks passed). */
+static inline struct jf_task *vt_unpinned_from(struct jf_task *t)
+{
+	while (t && t->pinned)
+		t = vt_next(t);
+	return t;
+}
+
 #endif /* JIFFY_VTREE_H */

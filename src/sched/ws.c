@@ -5,7 +5,8 @@
  * Each worker serves its own queue in FIFO order; a worker with nothing to run steals half of the
  * queue of another worker (victims tried from a pseudo-random start), so no worker idles while
  * work waits anywhere. New and woken tasks go to the caller's worker (cache-warm, no cross-core
- * traffic) unless attr.worker names one; the runtime wakes a parked worker to steal them.
+ * traffic) unless attr.worker names one; the runtime wakes a parked worker to steal them. A
+ * pinned task (jf_task_pin()) is queued on its worker only, and steals leave it there.
  * Parameters: none (the victim order is seeded from jf_policy_params.seed).
  */
 #include "pwq.h"

@@ -1,8 +1,9 @@
 /*
  * tests/core/test_cxx.cpp - the public headers compile as C++17 (-Wall -Wextra -Werror, built
- * by CTest) and the C API works from C++: uthreads spawned, a mutex, yields, joins.
+ * by CTest) and the C API works from C++: uthreads spawned, a mutex, yields, joins; the fast
+ * slots of jiffy/local.h through their C++ form (a call) and jf::pin_guard of jiffy.hpp.
  */
-#include <jiffy/jiffy.h>
+#include <jiffy/jiffy.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -15,14 +16,25 @@ long total;
 
 void *worker(void *arg)
 {
+	if (jf_local_set(0, arg) != 0)
+		return nullptr;
 	for (long i = 0; i < reinterpret_cast<intptr_t>(arg); i++) {
 		jf_mutex_lock(&lock);
 		total++;
 		jf_mutex_unlock(&lock);
 		if (i % 64 == 0)
 			jf_yield();
+		if (i % 1000 == 0) { /* pinned for a while: the worker does not change */
+			jf::pin_guard stay;
+			int w = jf_worker_id();
+			jf_yield();
+			if (!stay.pinned() || jf_thread_pinned(jf_self()) != w || jf_worker_id() != w)
+				return nullptr;
+		}
 	}
-	return arg;
+	if (jf_thread_pinned(jf_self()) != -1) /* every guard unpinned */
+		return nullptr;
+	return jf_local_get(0); /* this uthread's own slot: arg */
 }
 
 void *app_main(void *)
@@ -56,7 +68,12 @@ int main()
 			     jf_version(nullptr), JIFFY_VERSION);
 		return 1;
 	}
-	std::printf("test_cxx: 8 uthreads x 5000 locked increments from C++: ok (Jiffy %s)\n",
+	if (jf::pin_guard().pinned()) { /* outside the runtime */
+		std::fprintf(stderr, "test_cxx: FAIL: jf::pin_guard pinned outside a uthread\n");
+		return 1;
+	}
+	std::printf("test_cxx: 8 uthreads x 5000 locked increments from C++, fast slots and "
+		    "jf::pin_guard: ok (Jiffy %s)\n",
 		    jf_version(nullptr));
 	return 0;
 }

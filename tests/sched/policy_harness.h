@@ -9,7 +9,8 @@
  * and the simulator use too (src/sched/driver.h): the harness tests the policy as the runtime
  * drives it, not as a copy of the runtime would. Every pick is checked against the model: a
  * picked task must be queued (not running elsewhere, not blocked, not finished, not picked twice),
- * which is what "no lost or duplicated task" means.
+ * which is what "no lost or duplicated task" means; and a pinned task (jf_task_pin()) must be
+ * picked by its own worker only.
  * Single-threaded and deterministic: the same seed gives the same run.
  */
 #ifndef JIFFY_TESTS_POLICY_HARNESS_H
@@ -50,6 +51,8 @@ struct ph_sim {
 	int ntasks;
 	uint64_t rng;
 	int nqueued;      /* tasks in PH_QUEUED */
+	int npinq;        /* of those, the pinned ones */
+	int *pinq;        /* per worker: queued tasks pinned to it */
 	const char *why;  /* the first violation found, or NULL */
 	char whybuf[256];
 	uint64_t wakeup_preempts;
@@ -98,9 +101,10 @@ static inline int ph_init(struct ph_sim *s, const char *name, int nworkers, int 
 	s->now = 1000000; /* never 0: 0 means "not running" in the runtime */
 	s->cur = malloc(sizeof(int) * (size_t)nworkers);
 	s->due = calloc((size_t)nworkers, sizeof(uint64_t));
+	s->pinq = calloc((size_t)nworkers, sizeof(int));
 	/* aligned_alloc wants a size that is a multiple of the alignment */
 	s->tasks = aligned_alloc(64, (sizeof(struct ph_task) * (size_t)ntasks + 63) & ~(size_t)63);
-	if (!s->cur || !s->due || !s->tasks)
+	if (!s->cur || !s->due || !s->pinq || !s->tasks)
 		return -1;
 	memset(s->tasks, 0, sizeof(struct ph_task) * (size_t)ntasks);
 	for (int i = 0; i < nworkers; i++)
@@ -127,6 +131,7 @@ static inline void ph_fini(struct ph_sim *s)
 	jf_drv_fini(&s->d);
 	free(s->cur);
 	free(s->due);
+	free(s->pinq);
 	free(s->tasks);
 }
 
@@ -159,8 +164,15 @@ static inline void ph_start(struct ph_sim *s, int w, struct jf_task *t)
 		s->cur[w] = -1;
 		return;
 	}
+	if (jf_task_pin(t) >= 0 && jf_task_pin(t) != w)
+		ph_violation(s, "worker %d picked task %d, which is pinned to worker %d", w, i,
+			     jf_task_pin(t));
 	s->tasks[i].state = PH_RUNNING;
 	s->nqueued--;
+	if (jf_task_pin(t) >= 0 && jf_task_pin(t) < s->nworkers) {
+		s->npinq--;
+		s->pinq[jf_task_pin(t)]--;
+	}
 	s->tasks[i].worker = w;
 	s->tasks[i].picks++;
 	if (!s->tasks[i].first_run_ns)
@@ -201,6 +213,10 @@ static inline void ph_queued(struct ph_sim *s, int i)
 {
 	s->tasks[i].state = PH_QUEUED;
 	s->nqueued++;
+	if (jf_task_pin(&s->tasks[i].t) >= 0 && jf_task_pin(&s->tasks[i].t) < s->nworkers) {
+		s->npinq++; /* a pin changes only while its task runs: stable until picked */
+		s->pinq[jf_task_pin(&s->tasks[i].t)]++;
+	}
 	s->tasks[i].enq_ns = s->now;
 }
 
@@ -310,6 +326,22 @@ static inline bool ph_idle_look(struct ph_sim *s, int w)
 		return false;
 	ph_start(s, w, ph_pick(s, w));
 	return s->cur[w] >= 0;
+}
+
+/* The running task of @w pins itself there (jf_thread_pin()), or unpins itself (@on false): a
+ * pin changes only while its task runs, as in the runtime. */
+static inline void ph_pin(struct ph_sim *s, int w, bool on)
+{
+	struct jf_task *t = &s->tasks[s->cur[w]].t;
+
+	t->pin_worker = w;
+	t->pinned = on;
+}
+
+/* Queued tasks worker @w may run (not pinned elsewhere). */
+static inline int ph_queued_for(const struct ph_sim *s, int w)
+{
+	return s->nqueued - (s->npinq - s->pinq[w]);
 }
 
 static inline int ph_count(const struct ph_sim *s, enum ph_state st)

@@ -9,6 +9,11 @@
  *     must have run to its end);
  *   - bounded idleness: an idle worker finds work within 2 looks while any task is queued
  *     (every policy but fifo, which by design never moves work: d-FCFS);
+ *   - pinning: the same random sequences with a quarter of the tasks pinned to a worker at spawn
+ *     and running tasks pinning and unpinning themselves: a pinned task is only ever picked by
+ *     its worker (never stolen, never taken from a shared queue elsewhere), none is lost, and
+ *     an idle worker still finds the work it may run; and tasks pinned to one worker, spawned
+ *     and woken from the others, all run there while the others look for work;
  *   - no starvation: 3 always-runnable tasks on one worker all get CPU under ticks;
  *   - rr: equal shares; cfs and eevdf: shares proportional to weight (1:2:4), and a task that
  *     wakes after sleeping runs within the scheduling latency (schbench's property);
@@ -67,20 +72,22 @@ static void random_attrs(struct ph_sim *s, int i)
 	a->slo_ns = ph_rand(s) % 3 == 0 ? 0 : 10000 * (1 + ph_rand(s) % 100);
 }
 
-static void check_idleness(struct ph_sim *s, bool conserving)
+static void check_idleness(struct ph_sim *s, bool conserving, bool pins)
 {
 	for (int w = 0; w < s->nworkers; w++) {
 		if (s->cur[w] >= 0)
 			continue;
 		for (int look = 0; look < 2 && s->cur[w] < 0; look++)
 			ph_idle_look(s, w);
-		if (conserving && s->cur[w] < 0 && s->nqueued > 0)
+		/* with pinned tasks, only those this worker may run count */
+		if (conserving && s->cur[w] < 0 && s->nqueued > 0 && (!pins || ph_queued_for(s, w)))
 			ph_violation(s, "worker %d stays idle while %d tasks are queued", w,
-				     s->nqueued);
+				     pins ? ph_queued_for(s, w) : s->nqueued);
 	}
 }
 
-static void random_ops(uint64_t seed)
+/* @pins: a quarter of the tasks start pinned, and running tasks pin and unpin themselves. */
+static void random_ops(uint64_t seed, bool pins)
 {
 	enum { NW = 4, NT = 300, STEPS = 60000 };
 	struct ph_sim s;
@@ -88,8 +95,13 @@ static void random_ops(uint64_t seed)
 	int spawned = 0;
 
 	sim_init(&s, NW, NT, NULL, seed);
-	for (int i = 0; i < NT; i++)
+	for (int i = 0; i < NT; i++) {
 		random_attrs(&s, i);
+		if (pins && ph_rand(&s) % 4 == 0) {
+			s.tasks[i].t.pinned = 1;
+			s.tasks[i].t.pin_worker = (int32_t)(ph_rand(&s) % NW);
+		}
+	}
 	for (int step = 0; step < STEPS && !s.why; step++) {
 		int w = (int)(ph_rand(&s) % NW), op = (int)(ph_rand(&s) % 100);
 
@@ -116,7 +128,9 @@ static void random_ops(uint64_t seed)
 			int i = (int)(ph_rand(&s) % NT);
 			random_attrs(&s, i);
 		}
-		check_idleness(&s, conserving);
+		if (pins && op == 98 && s.cur[w] >= 0)
+			ph_pin(&s, w, !s.tasks[s.cur[w]].t.pinned);
+		check_idleness(&s, conserving, pins);
 	}
 	CHECK_SIM(&s);
 	/* Drain: everything spawns, wakes and finishes; nothing may be left behind. */
@@ -141,6 +155,57 @@ static void random_ops(uint64_t seed)
 					")\n", policy, i, s.tasks[i].state, seed);
 			jft_fail();
 		}
+	ph_fini(&s);
+}
+
+/*
+ * Tasks pinned to worker 0 or 1, spawned and woken by the other workers, which keep looking for
+ * work: every pinned task runs only where it is pinned (ph_start checks each pick), and all of
+ * them run to their end there, beside unpinned tasks that anyone may take.
+ */
+static void pinned_stay(void)
+{
+	enum { NW = 4, NT = 24 };
+	struct ph_sim s;
+	uint64_t picks[NW] = {0};
+
+	sim_init(&s, NW, NT, NULL, 77);
+	for (int i = 0; i < NT; i++) {
+		if (i % 3 != 2) {
+			s.tasks[i].t.pinned = 1;
+			s.tasks[i].t.pin_worker = i % 2;
+		}
+		s.tasks[i].t.attr.klass = i % 4 == 3; /* lcbe: some best-effort ones */
+		ph_spawn(&s, 2 + i % 2, i);
+	}
+	for (int round = 0; round < 4000 && ph_count(&s, PH_DONE) < NT && !s.why; round++) {
+		s.now += 5000;
+		for (int w = 0; w < NW; w++) {
+			if (s.cur[w] < 0) {
+				ph_idle_look(&s, w);
+				continue;
+			}
+			picks[w]++;
+			int i = s.cur[w];
+			if (s.tasks[i].picks > 6)
+				ph_block(&s, w, true);
+			else if (round % 3 == 0)
+				ph_block(&s, w, false); /* woken below, from another worker */
+			else if (s.now >= s.due[w])
+				ph_tick(&s, w);
+			else
+				ph_requeue(&s, w, JF_ENQ_YIELDED);
+		}
+		for (int i = 0; i < NT; i++)
+			if (s.tasks[i].state == PH_BLOCKED)
+				ph_wake(&s, (int)(2 + ph_rand(&s) % 2), i);
+	}
+	CHECK_SIM(&s);
+	CHECK_EQ(ph_count(&s, PH_DONE), NT);
+	CHECK(picks[0] > 0 && picks[1] > 0);
+	printf("   %s: tasks pinned to workers 0 and 1, spawned and woken elsewhere, ran only there "
+	       "(runs per worker %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 ")\n",
+	       policy, picks[0], picks[1], picks[2], picks[3]);
 	ph_fini(&s);
 }
 
@@ -383,10 +448,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 0; i < seeds; i++)
-		random_ops(0x5eed0000u + (uint64_t)i * 7919);
+		random_ops(0x5eed0000u + (uint64_t)i * 7919, false);
 	printf("   %s: random spawn/yield/block/wake/preempt/exit sequences: %d seeds, no task lost "
 	       "or duplicated%s\n",
 	       policy, seeds, strcmp(policy, "fifo") ? ", no worker idle while work waits" : "");
+	for (int i = 0; i < (seeds + 1) / 2; i++) /* half as many: the same paths, plus pins */
+		random_ops(0x914e0000u + (uint64_t)i * 7919, true);
+	printf("   %s: the same with pinned tasks: %d seeds, each picked by its own worker only\n",
+	       policy, (seeds + 1) / 2);
+	pinned_stay();
 	shares();
 	if (!strcmp(policy, "cfs") || !strcmp(policy, "eevdf"))
 		wakeup_latency();
