@@ -119,6 +119,16 @@ struct jf_config_param {
  *                (0: off, the default; at most once per uthread per second; uses
  *                the signal SIGRTMIN+2). See docs/observability.md.  JIFFY_STALL_REPORT=<n>
  * @clock:        the clock jf_run() runs on (enum jf_clock_kind).     JIFFY_CLOCK=tsc|monotonic
+ * @blocking_threads: the most kernel threads of the blocking pool (jiffy/blocking.h:
+ *                jf_run_blocking(), jf_file_*, jf_getaddrinfo), 1 to 1024, default 8;
+ *                started on demand.                                    JIFFY_BLOCKING_THREADS
+ * @blocking_queue: the most calls waiting for a pool thread, 1 to 1048576, default 256;
+ *                beyond it callers wait for room (jf_try_run_blocking(): -EAGAIN).
+ *                                                                      JIFFY_BLOCKING_QUEUE
+ * @blocking_idle_ns: a pool thread without work for this long exits (at most 1 h;
+ *                default 10 s).                                        JIFFY_BLOCKING_IDLE_MS
+ * @blocking_spin_ns: a pool thread out of work spins this long for more before it
+ *                sleeps (at most 10 ms; default in docs/blocking.md). JIFFY_BLOCKING_SPIN_US
  * @lock_defer_ns: a uthread holding a jf_mutex_t or a jf_rwlock_t for writing
  *                is preempted at most this long after its quantum ends (it is
  *                preempted when it releases the lock, if that is sooner);
@@ -158,6 +168,10 @@ struct jf_config {
 	uint64_t schedtrace_ns;
 	unsigned stall_report;
 	enum jf_clock_kind clock;
+	unsigned blocking_threads;
+	unsigned blocking_queue;
+	uint64_t blocking_idle_ns;
+	uint64_t blocking_spin_ns;
 	uint64_t lock_defer_ns;
 	uint64_t lock_spin_ns;
 	bool lock_handoff;

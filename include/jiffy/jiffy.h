@@ -26,6 +26,7 @@
 #define JIFFY_VERSION_NUMBER                                                                       \
 	(JIFFY_VERSION_MAJOR * 10000 + JIFFY_VERSION_MINOR * 100 + JIFFY_VERSION_PATCH)
 
+#include <jiffy/blocking.h>
 #include <jiffy/chan.h>
 #include <jiffy/config.h>
 #include <jiffy/local.h>

@@ -38,8 +38,9 @@ JF_API int jf_socket(int domain, int type, int protocol);
 /**
  * jf_fd_register() - adopt a descriptor made elsewhere (pipe, eventfd, accepted by hand): make
  * @fd non-blocking and register it.
- * Return: 0, or -1 with errno (EBADF, EEXIST if already registered, EPERM for regular files,
- * which epoll cannot watch).
+ * Return: 0, or -1 with errno (EBADF, EEXIST if already registered, EPERM for regular files
+ * and directories, which epoll cannot watch: read and write those with jf_file_read() and the
+ * other jf_file_* calls of jiffy/blocking.h, which run on the blocking pool).
  */
 JF_API int jf_fd_register(int fd);
 /**

@@ -33,6 +33,10 @@ extern char **environ;
 #define MIN_STACK (16u * 1024u)
 #define MAX_STACK (1024ull * 1024u * 1024u)
 #define MAX_SPIN_US (10ull * 1000u * 1000u)
+#define MAX_BLOCKING_THREADS 1024u
+#define MAX_BLOCKING_QUEUE (1024u * 1024u)
+#define MAX_BLOCKING_IDLE_MS (3600ull * 1000u)
+#define MAX_BLOCKING_SPIN_US 10000ull
 
 static unsigned online_cpus(void)
 {
@@ -66,6 +70,10 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->preempt_skip = true;
 	cfg->pthread_shim = true;
 	cfg->clock = JF_CLOCK_TSC;
+	cfg->blocking_threads = 8;            /* docs/blocking.md, "Pool sizing" */
+	cfg->blocking_queue = 256;
+	cfg->blocking_idle_ns = 10000000000ull; /* 10 s, as Tokio's blocking threads */
+	cfg->blocking_spin_ns = 20 * 1000;       /* docs/blocking.md, "Costs" */
 	cfg->lock_defer_ns = JF_LOCK_DEFER_DEFAULT_NS; /* docs/sync.md, "Lock-holder preemption" */
 	cfg->lock_spin_ns = JF_LOCK_SPIN_DEFAULT_NS;
 }
@@ -279,6 +287,18 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 	if ((unsigned)cfg->clock >= JF_CLOCK_NR_KINDS)
 		return jf_errf(err, errlen, "clock = %d: must be JF_CLOCK_TSC or JF_CLOCK_MONOTONIC",
 			    (int)cfg->clock);
+	if (cfg->blocking_threads < 1 || cfg->blocking_threads > MAX_BLOCKING_THREADS)
+		return jf_errf(err, errlen, "blocking_threads = %u: must be between 1 and %u",
+			    cfg->blocking_threads, MAX_BLOCKING_THREADS);
+	if (cfg->blocking_queue < 1 || cfg->blocking_queue > MAX_BLOCKING_QUEUE)
+		return jf_errf(err, errlen, "blocking_queue = %u: must be between 1 and %u",
+			    cfg->blocking_queue, MAX_BLOCKING_QUEUE);
+	if (cfg->blocking_idle_ns > MAX_BLOCKING_IDLE_MS * 1000000ull)
+		return jf_errf(err, errlen, "blocking_idle_ns = %" PRIu64 ": must be at most 1 h",
+			    cfg->blocking_idle_ns);
+	if (cfg->blocking_spin_ns > MAX_BLOCKING_SPIN_US * 1000u)
+		return jf_errf(err, errlen, "blocking_spin_ns = %" PRIu64 ": must be at most 10 ms",
+			    cfg->blocking_spin_ns);
 	if (validate_params(cfg, err, errlen))
 		return -EINVAL;
 	if (!jf_policy_find(cfg->policy)) {
@@ -532,6 +552,50 @@ static int env_clock(struct jf_config *c, const char *n, const char *v, char *e,
 	return jf_errf(e, el, "%s='%s': expected 'tsc' or 'monotonic'", n, v);
 }
 
+static int env_blocking_threads(struct jf_config *c, const char *n, const char *v, char *e,
+				size_t el)
+{
+	uint64_t x;
+	if (jf_parse_u64(v, false, &x) || x < 1 || x > MAX_BLOCKING_THREADS)
+		return jf_errf(e, el, "%s='%s': expected a number of threads from 1 to %u", n, v,
+			    MAX_BLOCKING_THREADS);
+	c->blocking_threads = (unsigned)x;
+	return 0;
+}
+
+static int env_blocking_queue(struct jf_config *c, const char *n, const char *v, char *e,
+			      size_t el)
+{
+	uint64_t x;
+	if (jf_parse_u64(v, false, &x) || x < 1 || x > MAX_BLOCKING_QUEUE)
+		return jf_errf(e, el, "%s='%s': expected a number of queued calls from 1 to %u", n,
+			    v, MAX_BLOCKING_QUEUE);
+	c->blocking_queue = (unsigned)x;
+	return 0;
+}
+
+static int env_blocking_idle(struct jf_config *c, const char *n, const char *v, char *e,
+			     size_t el)
+{
+	uint64_t x;
+	if (jf_parse_u64(v, false, &x) || x > MAX_BLOCKING_IDLE_MS)
+		return jf_errf(e, el, "%s='%s': expected milliseconds from 0 to %llu (1 h)", n, v,
+			    MAX_BLOCKING_IDLE_MS);
+	c->blocking_idle_ns = x * 1000000u;
+	return 0;
+}
+
+static int env_blocking_spin(struct jf_config *c, const char *n, const char *v, char *e,
+			     size_t el)
+{
+	uint64_t x;
+	if (jf_parse_u64(v, false, &x) || x > MAX_BLOCKING_SPIN_US)
+		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to %llu", n, v,
+			    MAX_BLOCKING_SPIN_US);
+	c->blocking_spin_ns = x * 1000u;
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	env_apply_fn apply;
@@ -548,6 +612,10 @@ static const struct {
 	{"JIFFY_PREEMPT_SKIP", env_preempt_skip},
 	{"JIFFY_PTHREAD_SHIM", env_pthread_shim},
 	{"JIFFY_SCHEDTRACE", env_schedtrace},        {"JIFFY_STALL_REPORT", env_stall},
+	{"JIFFY_BLOCKING_THREADS", env_blocking_threads},
+	{"JIFFY_BLOCKING_QUEUE", env_blocking_queue},
+	{"JIFFY_BLOCKING_IDLE_MS", env_blocking_idle},
+	{"JIFFY_BLOCKING_SPIN_US", env_blocking_spin},
 	{"JIFFY_LOCK_DEFER_US", env_lock_defer},     {"JIFFY_LOCK_SPIN_US", env_lock_spin},
 	{"JIFFY_LOCK_HANDOFF", env_lock_handoff},
 };
@@ -736,6 +804,10 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "netpoll_us = %" PRIu64 "\n", cfg->netpoll_ns / 1000u);
 	fprintf(out, "schedtrace_ms = %" PRIu64 "\n", cfg->schedtrace_ns / 1000000u);
 	fprintf(out, "stall_report = %u\n", cfg->stall_report);
+	fprintf(out, "blocking_threads = %u\n", cfg->blocking_threads);
+	fprintf(out, "blocking_queue = %u\n", cfg->blocking_queue);
+	fprintf(out, "blocking_idle_ms = %" PRIu64 "\n", cfg->blocking_idle_ns / 1000000u);
+	fprintf(out, "blocking_spin_us = %" PRIu64 "\n", cfg->blocking_spin_ns / 1000u);
 	fprintf(out, "lock_defer_us = %" PRIu64 "\n", cfg->lock_defer_ns / 1000u);
 	fprintf(out, "lock_spin_us = %" PRIu64 "\n", cfg->lock_spin_ns / 1000u);
 	fprintf(out, "lock_handoff = %d\n", cfg->lock_handoff);

@@ -487,6 +487,7 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 		if (cfg.stats)
 			jf_stats_print(stderr);
 	}
+	jf_blocking_runtime_exit(); /* before the netpoller forgets the wakes it may still send */
 	jf_netpoll_runtime_exit(); /* before the stacks holding its waiters are unmapped */
 out_handler:
 	jf_overflow_handler_remove();

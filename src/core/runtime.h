@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include <jiffy/jiffy.h>
@@ -537,6 +538,12 @@ int jf_policy_registry_lookup(const char *name, const struct jf_policy_ops **ops
  */
 void jf_config_policy_params(const struct jf_config *cfg, const struct jf_policy_ops *ops,
 			     struct jf_policy_params *params);
+
+/* blocking.c: jf_run() ends, its workers joined: drop the calls not started, wait for the
+ * functions running, join the pool threads. */
+void jf_blocking_runtime_exit(void);
+/* blocking.c: one line of the pool's counters for jf_stats_print() (nothing if never used). */
+void jf_blocking_print(FILE *out);
 
 /* pthread_shim.c: pthread lock holders are not preempted unless @cfg->pthread_shim is false
  * (JIFFY_PTHREAD_SHIM=0); set at jf_run(). */

@@ -265,4 +265,5 @@ void jf_stats_print(FILE *out)
 #undef TOT
 	fputc('\n', out);
 	print_hists(out);
+	jf_blocking_print(out);
 }

@@ -813,6 +813,10 @@ static void jf_yield_in_runtime(void)
 	if (JF_UNLIKELY(!cur))
 		return;
 	STAT_INC(w, yields);
+	/* Uthreads woken by the netpoller (descriptors, jf_run_blocking's pool) are work too: a
+	 * yield loop on one worker without preemption must not starve them (core.blocking). */
+	if (JF_UNLIKELY(jf_netpoll_active()))
+		jf_netpoll_busy(w, jf_now_ns());
 	if (!jf_drv_has_work(&jf_rt->drv, w->id) && jf_timers_next(w) == UINT64_MAX &&
 	    !atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
 		return;

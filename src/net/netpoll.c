@@ -83,6 +83,7 @@ static uint32_t np_poll_lock;     /* one non-blocking poller at a time */
 static uint64_t np_last_poll_ns;
 static uint32_t np_pending_lock;
 static struct net_waiter *np_pending; /* woken off-worker, to be made runnable */
+static struct jf_remote_wake *np_remote; /* remote wakes (jf_netpoll_remote_wake), same lock */
 
 /* --- setup and the descriptor table -------------------------------------------------------- */
 
@@ -196,7 +197,7 @@ static struct pdesc *pd_register_np(int fd, struct pdesc *pd, bool fresh, bool e
 	if (fstat(fd, &st) != 0)
 		return NULL; /* EBADF */
 	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
-		errno = EPERM; /* epoll cannot watch files; they never block anyway */
+		errno = EPERM; /* epoll cannot watch files: jf_file_* (jiffy/blocking.h) is for them */
 		return NULL;
 	}
 	jf_spin_lock(&pd->lock);
@@ -291,7 +292,7 @@ static void defer_chain(struct net_waiter *chain)
 	while (chain) {
 		struct net_waiter *next = chain->next;
 		chain->next = np_pending;
-		np_pending = chain;
+		__atomic_store_n(&np_pending, chain, __ATOMIC_RELAXED); /* read unlocked: drain */
 		__atomic_fetch_add(&jf__net_waiters, 1, __ATOMIC_RELAXED); /* keep pollers polling */
 		chain = next;
 	}
@@ -304,18 +305,67 @@ static void defer_chain(struct net_waiter *chain)
 static unsigned drain_pending(struct worker *w)
 {
 	struct net_waiter *chain, *nw;
+	struct jf_remote_wake *remote, *rw;
 	unsigned n;
 
-	if (!__atomic_load_n(&np_pending, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&np_pending, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&np_remote, __ATOMIC_RELAXED))
 		return 0;
 	jf_spin_lock(&np_pending_lock);
+	/* Atomic stores: the look above reads the heads without the lock. */
 	chain = np_pending;
-	np_pending = NULL;
+	__atomic_store_n(&np_pending, NULL, __ATOMIC_RELAXED);
+	remote = np_remote;
+	__atomic_store_n(&np_remote, NULL, __ATOMIC_RELAXED);
 	for (nw = chain, n = 0; nw; nw = nw->next)
+		n++;
+	for (rw = remote; rw; rw = rw->next)
 		n++;
 	__atomic_fetch_sub(&jf__net_waiters, (int)n, __ATOMIC_RELAXED);
 	jf_spin_unlock(&np_pending_lock);
-	return wake_chain(w, chain);
+	n = wake_chain(w, chain);
+	while (remote) { /* read the node before the wake: it lives with the waiter */
+		struct jf_remote_wake *next = remote->next;
+		jf_sched_make_runnable(w, remote->t, JF_ENQ_WOKEN);
+		remote = next;
+		n++;
+	}
+	return n;
+}
+
+/* --- remote wakes (jiffy/blocking.h's pool) -------------------------------------------------- */
+
+int jf_netpoll_remote_wait(struct jf_thread *cur)
+{
+	int rc = np_init();
+
+	if (rc)
+		return rc;
+	__atomic_fetch_add(&jf__net_waiters, 1, __ATOMIC_SEQ_CST);
+	/* No worker in epoll: wake a parked one to be the poller (as a descriptor's waiter does). */
+	if (!__atomic_load_n(&jf__net_poller_parked, __ATOMIC_SEQ_CST))
+		jf_kick_parked_worker(cur->worker);
+	return 0;
+}
+
+void jf_netpoll_remote_unwait(void)
+{
+	__atomic_fetch_sub(&jf__net_waiters, 1, __ATOMIC_RELAXED);
+}
+
+void jf_netpoll_remote_wake(struct jf_remote_wake *rw)
+{
+	uint64_t one = 1;
+	int saved = errno;
+
+	jf_spin_lock(&np_pending_lock);
+	rw->next = np_remote;
+	__atomic_store_n(&np_remote, rw, __ATOMIC_RELAXED); /* read unlocked: drain_pending */
+	jf_spin_unlock(&np_pending_lock);
+	if (write(np_evfd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is already non-zero, the poller will return anyway */
+	}
+	errno = saved;
 }
 
 /* --- polling ------------------------------------------------------------------------------- */
@@ -393,7 +443,9 @@ unsigned jf_netpoll_poll(struct worker *w, uint64_t now)
 		return 0;
 	__atomic_store_n(&np_last_poll_ns, now, __ATOMIC_RELAXED);
 	saved = errno; /* a uthread is on this stack: its errno must not change */
-	n = np_wait(np_epfd, ev, MAX_EVENTS, 0);
+	/* Acquire: np_init() publishes it with a release; a waiter counted in jf__net_waiters (a
+	 * relaxed look, jf_netpoll_active()) may be what brought us here (TSan, core.blocking). */
+	n = np_wait(__atomic_load_n(&np_epfd, __ATOMIC_ACQUIRE), ev, MAX_EVENTS, 0);
 	jf_spin_unlock(&np_poll_lock);
 	woken = handle_events(w, ev, n > 0 ? n : 0);
 	errno = saved;
@@ -473,7 +525,8 @@ void jf_netpoll_runtime_exit(void)
 		}
 	}
 	jf_spin_lock(&np_pending_lock);
-	np_pending = NULL;
+	__atomic_store_n(&np_pending, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&np_remote, NULL, __ATOMIC_RELAXED);
 	jf_spin_unlock(&np_pending_lock);
 	__atomic_store_n(&jf__net_waiters, 0, __ATOMIC_RELAXED);
 }

@@ -53,4 +53,27 @@ void jf_netpoll_break(void);
 /* The runtime is going away: forget every waiter (their stacks are about to be unmapped). */
 void jf_netpoll_runtime_exit(void);
 
+/*
+ * Remote wakes: a uthread woken by a thread that is not a worker (src/core/blocking.c's pool
+ * threads), through the same pending list and eventfd as jf_close()'s off-worker wakes. The
+ * node lives with the waiter (e.g. on its stack); the waker must not touch it after the call.
+ */
+struct jf_thread;
+struct jf_remote_wake {
+	struct jf_remote_wake *next;
+	struct jf_thread *t;
+};
+/*
+ * The calling uthread @cur (on a worker, in the runtime) is about to block until a
+ * jf_netpoll_remote_wake() for it: counted as a netpoll waiter, so that busy workers poll and an
+ * idle one parks in epoll (a parked worker is kicked to be that poller if none is). Return: 0, or
+ * -errno if the netpoller's eventfd could not be made (then nothing was counted).
+ */
+int jf_netpoll_remote_wait(struct jf_thread *cur);
+/* The waiter counted by jf_netpoll_remote_wait() ended its wait without a remote wake. */
+void jf_netpoll_remote_unwait(void);
+/* From any thread: @rw->t, blocked and counted, is made runnable by the next worker that polls
+ * (the parked poller is woken through the eventfd). Safe from a plain pthread. */
+void jf_netpoll_remote_wake(struct jf_remote_wake *rw);
+
 #endif /* JIFFY_NETPOLL_H */
