@@ -46,6 +46,9 @@ extern "C" {
  *              lands in a non-preemptible region is taken at its end and still counted by the
  *              path it came in by. The rest of @preempts are wakeup preemptions and requests
  *              that came from elsewhere.
+ * @netpoll_irqs: of @netpolls, those the netpoller's interrupt thread asked for
+ *              (JIFFY_NETPOLL_IRQ=1: readiness delivered as a kick; docs/netpoll-irq.md).
+ * @netpoll_irq_wakeups: uthreads those polls made runnable.
  */
 struct jf_worker_stats {
 	uint64_t switches;
@@ -67,6 +70,8 @@ struct jf_worker_stats {
 	uint64_t netpolls;
 	uint64_t preempts_safepoint;
 	uint64_t preempts_signal;
+	uint64_t netpoll_irqs;
+	uint64_t netpoll_irq_wakeups;
 };
 
 /*
