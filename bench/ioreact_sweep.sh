@@ -44,9 +44,12 @@ pass() {
 					--samples "$SAMPLES" --seed "$1"
 			fi
 		done
-		# the floor: the same round trip with nothing computing
-		env JIFFY_WORKERS="$w" JIFFY_PREEMPT=none $TASKSET "$BIN" --samples "$SAMPLES" --hogs 0 \
+		# the floor: the same round trip with nothing computing (an idle worker parks in
+		# epoll), without and with the interrupt thread
+		env JIFFY_WORKERS="$w" JIFFY_PREEMPT=auto $TASKSET "$BIN" --samples "$SAMPLES" --hogs 0 \
 			--seed "$1"
+		env JIFFY_WORKERS="$w" JIFFY_PREEMPT=auto JIFFY_NETPOLL_IRQ=1 $TASKSET "$BIN" \
+			--samples "$SAMPLES" --hogs 0 --seed "$1"
 	done
 }
 

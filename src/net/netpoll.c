@@ -294,7 +294,8 @@ static void defer_chain(struct net_waiter *chain)
 	while (chain) {
 		struct net_waiter *next = chain->next;
 		chain->next = np_pending;
-		np_pending = chain;
+		/* atomic: drain_pending() and the interrupt thread look without the lock */
+		__atomic_store_n(&np_pending, chain, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&jf__net_waiters, 1, __ATOMIC_RELAXED); /* keep pollers polling */
 		chain = next;
 	}
@@ -313,7 +314,7 @@ static unsigned drain_pending(struct worker *w)
 		return 0;
 	jf_spin_lock(&np_pending_lock);
 	chain = np_pending;
-	np_pending = NULL;
+	__atomic_store_n(&np_pending, NULL, __ATOMIC_RELAXED);
 	for (nw = chain, n = 0; nw; nw = nw->next)
 		n++;
 	__atomic_fetch_sub(&jf__net_waiters, (int)n, __ATOMIC_RELAXED);
@@ -636,7 +637,7 @@ void jf_netpoll_runtime_exit(void)
 		}
 	}
 	jf_spin_lock(&np_pending_lock);
-	np_pending = NULL;
+	__atomic_store_n(&np_pending, NULL, __ATOMIC_RELAXED);
 	jf_spin_unlock(&np_pending_lock);
 	__atomic_store_n(&jf__net_waiters, 0, __ATOMIC_RELAXED);
 }
