@@ -500,6 +500,7 @@ uint32_t jf__netpoll_irq_req;
 static pthread_t irq_thread;
 static int irq_stopfd = -1;
 static pthread_mutex_t irq_kick_lock = PTHREAD_MUTEX_INITIALIZER; /* kicks vs. workers' stop */
+static uint32_t irq_fifo_warned; /* "not SCHED_FIFO" was said */
 
 /* Make some worker drain the pending list (see above). */
 static void irq_kick(struct runtime *rt)
@@ -595,6 +596,17 @@ int jf_netpoll_irq_start(struct runtime *rt)
 		return -rc;
 	}
 	pthread_setname_np(irq_thread, "jiffy-netirq");
+	/*
+	 * An interrupt preempts what runs: a thread at normal priority woken while the workers
+	 * keep every CPU busy waits for the kernel's scheduler instead (milliseconds on the
+	 * 2-vCPU guest: docs/netpoll-irq.md). SCHED_FIFO (lowest priority) needs CAP_SYS_NICE or
+	 * RLIMIT_RTPRIO; without it the thread runs, and that case is said once per process.
+	 */
+	rc = pthread_setschedparam(irq_thread, SCHED_FIFO, &(struct sched_param){.sched_priority = 1});
+	if (rc && !__atomic_exchange_n(&irq_fifo_warned, 1, __ATOMIC_RELAXED))
+		jf_warn("JIFFY_NETPOLL_IRQ: the interrupt thread runs at normal priority, not "
+			"SCHED_FIFO (%s): with every CPU busy its wake-ups wait for the kernel's "
+			"scheduler (docs/netpoll-irq.md)", strerror(rc));
 	return 0;
 }
 
