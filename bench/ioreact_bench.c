@@ -16,8 +16,9 @@
  *
  * Prints one line of key=value pairs: the configuration, the reaction time's p50/p90/p99/max in
  * microseconds, and per second of the measurement: the workers' epoll polls (stats counter
- * netpolls) and those the interrupt thread asked for (netpoll_irqs), preemptions, the hogs'
- * chunks of work (their throughput: what polling and interrupts cost them), and the process's
+ * netpolls) and those the interrupt thread asked for (netpoll_irqs), the mechanism's requests
+ * (preempt_requests: its signals or safepoint slow paths, taken or skipped), preemptions, the
+ * hogs' chunks of work (their throughput: what polling and interrupts cost them), and the process's
  * CPU time (getrusage: workers, client, interrupt thread). bench/ioreact_sweep.sh runs the
  * sweep and summarizes it.
  */
@@ -319,7 +320,7 @@ int main(int argc, char **argv)
 	secs = wall1 - wall0;
 	printf("ioreact preempt=%s quantum_us=%s netpoll_us=%" PRIu64 " irq=%d workers=%u hogs=%d "
 	       "req_us=%" PRIu64 " samples=%d p50_us=%.1f p90_us=%.1f p99_us=%.1f max_us=%.1f "
-	       "netpolls_per_s=%.0f irq_polls_per_s=%.0f preempts_per_s=%.0f "
+	       "netpolls_per_s=%.0f irq_polls_per_s=%.0f requests_per_s=%.0f preempts_per_s=%.0f "
 	       "hog_kchunks_per_s=%.1f cpu_per_s=%.3f client_fifo=%d\n",
 	       cfg.preempt, getenv("JIFFY_QUANTUM_US") ? getenv("JIFFY_QUANTUM_US") : "default",
 	       cfg.netpoll_ns / 1000u, (int)cfg.netpoll_irq, cfg.workers,
@@ -328,6 +329,7 @@ int main(int argc, char **argv)
 	       pct_us(lat_ns, opt.samples, 99), (double)lat_ns[opt.samples - 1] / 1000.0,
 	       (double)(st1.netpolls - st0.netpolls) / secs,
 	       (double)(st1.netpoll_irqs - st0.netpoll_irqs) / secs,
+	       (double)(st1.preempt_requests - st0.preempt_requests) / secs,
 	       (double)(st1.preempts - st0.preempts) / secs,
 	       (double)(chunks1 - chunks0) / 1000.0 / secs, (cpu1 - cpu0) / secs, client_fifo);
 	free(lat_ns);

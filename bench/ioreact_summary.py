@@ -12,7 +12,8 @@ import sys
 
 KEY = ("workers", "hogs", "preempt", "quantum_us", "netpoll_us", "irq")
 COLS = [("p50_us", "p50 µs", 0), ("p99_us", "p99 µs", 0), ("netpolls_per_s", "polls/s", 0),
-        ("irq_polls_per_s", "irq polls/s", 0), ("preempts_per_s", "preempts/s", 0),
+        ("irq_polls_per_s", "irq polls/s", 0), ("requests_per_s", "requests/s", 0),
+        ("preempts_per_s", "preempts/s", 0),
         ("hog_kchunks_per_s", "hog kchunks/s", 0), ("cpu_per_s", "CPU s/s", 2)]
 
 
@@ -23,6 +24,7 @@ def parse(path):
             if not line.startswith("ioreact "):
                 continue
             d = dict(kv.split("=", 1) for kv in line.split()[1:])
+            d.setdefault("requests_per_s", "nan")
             runs.append(d)
     return runs
 

@@ -5,7 +5,7 @@
 #
 # usage: bench/ioreact_sweep.sh [BIN] [REPS] [SAMPLES] [WORKERS...]
 #   BIN      build-dev/bench/ioreact_bench    REPS 3    SAMPLES 400    WORKERS "1 2"
-# Environment: TASKSET="taskset -c 0,1" runs every process on those CPUs; OUT=file keeps the raw
+# Environment: SET=ab a shorter list (see configs()); TASKSET="taskset -c 0,1" runs every process on those CPUs; OUT=file keeps the raw
 # lines (default: ioreact-raw.txt in the current directory); LOCK=0 skips the flock (on a machine
 # of one's own).
 set -eu
@@ -19,8 +19,14 @@ TASKSET=${TASKSET:-}
 LOCK=${LOCK:-1}
 HERE=$(cd "$(dirname "$0")" && pwd)
 
-# "mechanism quantum_us netpoll_us irq" per configuration
+# "mechanism quantum_us netpoll_us irq" per configuration; SET=ab: only the A/B of polling
+# against the interrupt at each mechanism's usual settings (more repetitions for the same time)
 configs() {
+	if [ "${SET:-full}" = ab ]; then
+		printf '%s\n' "none - 5 0" "timer 100 5 0" "timer 100 5 1" "deadline 100 5 0" \
+			"deadline 100 5 1" "auto - 5 0" "auto - 5 1" "auto 100 500 0"
+		return
+	fi
 	echo "none - 5 0"
 	for m in timer deadline auto; do
 		for np in 0 5 20 100 500; do
@@ -61,7 +67,7 @@ fi
 r=1
 while [ "$r" -le "$REPS" ]; do
 	if [ "$LOCK" = 1 ]; then
-		IOREACT_PASS=$r flock /tmp/jiffy-timing.lock "$0" "$BIN" "$REPS" "$SAMPLES" $WORKERS >> "$OUT"
+		SET=${SET:-full} IOREACT_PASS=$r flock /tmp/jiffy-timing.lock "$0" "$BIN" "$REPS" "$SAMPLES" $WORKERS >> "$OUT"
 	else
 		pass "$r" >> "$OUT"
 	fi

@@ -483,14 +483,17 @@ void jf_netpoll_break(void)
  *  - an idle worker parked in epoll: defer_chain()'s eventfd write wakes it;
  *  - a worker in its scheduler loop (run_start_ns == 0): it polls (and so drains) on its way
  *    to idle; woken from its futex if it sleeps there;
- *  - every worker busy: the one whose run began first gets the mechanism's kick (a signal, or
- *    its safepoint word due at once), with the netpoller's look made due: its preemption path
- *    polls, drains, and what it wakes runs at once if the policy ranks it higher (wakeup
- *    preemption), else when the running uthread's quantum ends.
+ *  - every worker busy: the mechanism's kick, with the netpoller's look made due: the kicked
+ *    worker's preemption path polls, drains, and what it wakes runs at once if the policy ranks
+ *    it higher (wakeup preemption) or the running uthread's quantum is over, else when it ends.
+ *    Mechanisms whose kick is a store in the safepoint word (deadline, auto) kick every busy
+ *    worker, the first at a safepoint drains (one the kernel descheduled would not); the others
+ *    (a signal each) kick the worker whose run began first, and every busy worker if the list
+ *    is still not drained half a quantum (at least 20 us) later.
  * While the thread runs, busy workers are no longer armed just to poll
  * (jf_netpoll_wants_busy_poll()): that is the polling it replaces. A drain that did not come
- * (the worker was between runs and went back into one) is asked for again every quantum while
- * the pending list is not empty. The thread stops through an eventfd in np_epfd, level
+ * (the worker was between runs and went back into one, or the kernel does not run it) is asked
+ * for again, of every busy worker, each half quantum while the pending list is not empty. The thread stops through an eventfd in np_epfd, level
  * triggered, added at start and removed at stop (the workers have stopped by then).
  */
 #define IRQ_STOP_TAG (UINT64_MAX - 1)
@@ -502,8 +505,8 @@ static int irq_stopfd = -1;
 static pthread_mutex_t irq_kick_lock = PTHREAD_MUTEX_INITIALIZER; /* kicks vs. workers' stop */
 static uint32_t irq_fifo_warned; /* "not SCHED_FIFO" was said */
 
-/* Make some worker drain the pending list (see above). */
-static void irq_kick(struct runtime *rt)
+/* Make some worker drain the pending list (see above); @all: every busy worker. */
+static void irq_kick(struct runtime *rt, bool all)
 {
 	struct worker *busiest = NULL;
 	uint64_t first = UINT64_MAX;
@@ -529,7 +532,12 @@ static void irq_kick(struct runtime *rt)
 			busiest = k;
 		}
 	}
-	rt->mech->kick(busiest);
+	if (!all) {
+		rt->mech->kick(busiest);
+	} else {
+		for (int i = 0; i < rt->nworkers; i++)
+			rt->mech->kick(&rt->workers[i]);
+	}
 out:
 	pthread_mutex_unlock(&irq_kick_lock);
 }
@@ -540,12 +548,15 @@ static void *irq_main(void *arg)
 	struct epoll_event ev[MAX_EVENTS];
 	sigset_t all;
 
+	/* Asked again while the list is not drained: half a quantum, at least 20 us. */
+	uint64_t again = rt->cfg.quantum_ns / 2 > 20000u ? rt->cfg.quantum_ns / 2 : 20000u;
+
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL); /* preemption and budget signals are workers' */
 	for (;;) {
 		bool pending = __atomic_load_n(&np_pending, __ATOMIC_RELAXED) != NULL;
 		struct net_waiter *chain;
-		int n = np_wait(np_epfd, ev, MAX_EVENTS, pending ? rt->cfg.quantum_ns : UINT64_MAX);
+		int n = np_wait(np_epfd, ev, MAX_EVENTS, pending ? again : UINT64_MAX);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -560,8 +571,13 @@ static void *irq_main(void *arg)
 		chain = take_ready(ev, n); /* the stop tag is no descriptor: pd_lookup() skips it */
 		if (chain)
 			defer_chain(chain);
-		if (chain || (n == 0 && __atomic_load_n(&np_pending, __ATOMIC_RELAXED)))
-			irq_kick(rt);
+		/* A kick in the safepoint word is a store: every busy worker gets it, and the first
+		 * at a safepoint drains (a worker the kernel has descheduled cannot). A signal costs
+		 * 7-45 us: one worker first, all of them if the list is still full later. */
+		if (chain)
+			irq_kick(rt, rt->mech->word);
+		else if (n == 0 && __atomic_load_n(&np_pending, __ATOMIC_RELAXED))
+			irq_kick(rt, true);
 	}
 stop:
 	__atomic_store_n(&jf__netpoll_irq_on, 0, __ATOMIC_RELEASE);
