@@ -591,6 +591,12 @@ int jf_netpoll_irq_start(struct runtime *rt)
 
 	if (!rt->cfg.netpoll_irq)
 		return 0;
+	if (!rt->mech->kick) {
+		/* ("none" is refused by jf_config_validate(); "uintr" has no kick yet) */
+		jf_warn("JIFFY_NETPOLL_IRQ: the preemption mechanism '%s' cannot interrupt a busy "
+			"worker on request (no kick)", rt->mech->name);
+		return -ENOTSUP;
+	}
 	if ((rc = np_init()) != 0)
 		return rc;
 	irq_stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
