@@ -9,7 +9,8 @@
  *    counters netpoll_irqs and netpoll_irq_wakeups say so (no timing is asserted). The same
  *    exchange with two workers and two such uthreads;
  *  - off and on give identical replies (a checksum over every round), and with it off the
- *    counters stay 0 (the polling path served the same exchange);
+ *    counters stay 0 (the polling path served the same exchange); on, with idle workers (one
+ *    waits in epoll beside the thread, either may take an edge), the same replies again;
  *  - the runtime stops cleanly with the thread running and starts it again (several jf_run()
  *    in one process);
  *  - misuse is refused with a clear error: JIFFY_NETPOLL_IRQ=2, and netpoll_irq with preempt
@@ -31,6 +32,7 @@
 struct exchange {
 	int rounds;
 	int npairs;
+	bool hogs;                   /* false: the workers idle (one parks in epoll) */
 	int sv[MAX_PAIRS][2];        /* [0]: the server uthread's end, [1]: the client's */
 	atomic_int hogs_stop;
 	atomic_int client_failed;
@@ -116,7 +118,7 @@ static void *run_main(void *arg)
 		pa[i] = (struct pair_arg){x, i};
 		srv[i] = jft_spawn(NULL, server, &pa[i]);
 	}
-	for (int i = 0; i < x->npairs; i++)
+	for (int i = 0; i < x->npairs && x->hogs; i++)
 		hogs[i] = jft_spawn_on(i, hog, x);
 	for (int i = 0; i < x->npairs; i++)
 		CHECK_EQ(pthread_create(&cl[i], NULL, client, &pa[i]), 0);
@@ -125,19 +127,22 @@ static void *run_main(void *arg)
 		jft_join(srv[i]);
 	atomic_store(&x->hogs_stop, 1);
 	for (int i = 0; i < x->npairs; i++) {
-		jft_join(hogs[i]);
+		if (x->hogs)
+			jft_join(hogs[i]);
 		CHECK_EQ(pthread_join(cl[i], NULL), 0); /* done: its server replied to every round */
 	}
 	CHECK_EQ(jf_stats_total(&x->st), 0);
 	return NULL;
 }
 
-static void exchange_run(struct exchange *x, unsigned workers, const char *mech, bool irq)
+static void exchange_run(struct exchange *x, unsigned workers, const char *mech, bool irq,
+			 bool hogs)
 {
 	struct jf_config cfg;
 
 	memset(x, 0, sizeof(*x));
 	x->npairs = (int)workers;
+	x->hogs = hogs;
 	x->rounds = JFT_SCALE(40, 15);
 	for (int i = 0; i < x->npairs; i++)
 		CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, x->sv[i]), 0);
@@ -153,9 +158,9 @@ static void exchange_run(struct exchange *x, unsigned workers, const char *mech,
 		jf_close(x->sv[i][0]);
 		close(x->sv[i][1]);
 	}
-	printf("  %-8s %s, %u worker(s): netpolls %llu, irq polls %llu, irq wakeups %llu, "
+	printf("  %-8s %s, %u worker(s)%s: netpolls %llu, irq polls %llu, irq wakeups %llu, "
 	       "wakeup preempts %llu, preempts %llu\n",
-	       mech, irq ? "irq on " : "irq off", workers, (unsigned long long)x->st.netpolls,
+	       mech, irq ? "irq on " : "irq off", workers, hogs ? "" : " idle", (unsigned long long)x->st.netpolls,
 	       (unsigned long long)x->st.netpoll_irqs,
 	       (unsigned long long)x->st.netpoll_irq_wakeups,
 	       (unsigned long long)x->st.wakeup_preempts, (unsigned long long)x->st.preempts);
@@ -165,13 +170,18 @@ static void check_onoff(unsigned workers, const char *mech)
 {
 	static struct exchange off, on;
 
-	exchange_run(&off, workers, mech, false);
+	exchange_run(&off, workers, mech, false, true);
 	CHECK_EQ(off.st.netpoll_irqs, 0);
 	CHECK_EQ(off.st.netpoll_irq_wakeups, 0);
-	exchange_run(&on, workers, mech, true);
+	exchange_run(&on, workers, mech, true, true);
 	/* Busy workers were not armed to poll: the replies came through readiness kicks. */
 	CHECK_GE(on.st.netpoll_irqs, 1);
 	CHECK_GE(on.st.netpoll_irq_wakeups, 1);
+	for (int i = 0; i < (int)workers; i++)
+		CHECK_EQ(on.checksum[i], off.checksum[i]);
+	/* Idle workers: one waits in epoll beside the thread; whichever takes an edge, the
+	 * waiter is woken (through the pending list when the thread took it). */
+	exchange_run(&on, workers, mech, true, false);
 	for (int i = 0; i < (int)workers; i++)
 		CHECK_EQ(on.checksum[i], off.checksum[i]);
 }
