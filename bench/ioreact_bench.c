@@ -19,11 +19,13 @@
  * netpolls) and those the interrupt thread asked for (netpoll_irqs), the mechanism's requests
  * (preempt_requests: its signals or safepoint slow paths, taken or skipped), preemptions, the
  * hogs' chunks of work (their throughput: what polling and interrupts cost them), and the process's
- * CPU time (getrusage: workers, client, interrupt thread). bench/ioreact_sweep.sh runs the
+ * CPU time (getrusage: workers, client, interrupt thread) and the interrupt thread's own
+ * (/proc/self/task/<tid>/schedstat of "jiffy-netirq"). bench/ioreact_sweep.sh runs the
  * sweep and summarizes it.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
@@ -54,7 +56,7 @@ static int client_fifo;
 static int listen_fd, server_fd, client_fd;
 static atomic_int stop_hogs, client_done;
 static atomic_uint_fast64_t hog_chunks;
-static uint64_t chunks0, chunks1;
+static uint64_t chunks0, chunks1, irqcpu0, irqcpu1;
 static uint64_t *lat_ns;
 static struct jf_worker_stats st0, st1;
 static double wall0, wall1, cpu0, cpu1;
@@ -79,6 +81,40 @@ static double cpu_s(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* The CPU time (ns) of the interrupt thread "jiffy-netirq" so far (/proc schedstat), 0 if none. */
+static uint64_t irq_thread_cpu_ns(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	uint64_t ns = 0;
+
+	while (d && (e = readdir(d)) != NULL) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
+		if (strncmp(comm, "jiffy-netirq", 12))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", e->d_name);
+		if ((f = fopen(path, "r"))) {
+			unsigned long long v;
+			if (fscanf(f, "%llu", &v) == 1)
+				ns = v;
+			fclose(f);
+		}
+	}
+	if (d)
+		closedir(d);
+	return ns;
 }
 
 /* ~1 us of arithmetic (calibrated once, outside the runtime). */
@@ -161,6 +197,7 @@ static void *client(void *arg)
 			wall0 = mono_s();
 			cpu0 = cpu_s();
 			chunks0 = atomic_load(&hog_chunks);
+			irqcpu0 = irq_thread_cpu_ns();
 		}
 		t0 = mono_ns();
 		if (write(client_fd, &m, sizeof(m)) != (ssize_t)sizeof(m) ||
@@ -176,6 +213,7 @@ static void *client(void *arg)
 	wall1 = mono_s();
 	cpu1 = cpu_s();
 	chunks1 = atomic_load(&hog_chunks);
+	irqcpu1 = irq_thread_cpu_ns();
 	atomic_store(&client_done, 1);
 	return NULL;
 }
@@ -321,7 +359,7 @@ int main(int argc, char **argv)
 	printf("ioreact preempt=%s quantum_us=%s netpoll_us=%" PRIu64 " irq=%d workers=%u hogs=%d "
 	       "req_us=%" PRIu64 " samples=%d p50_us=%.1f p90_us=%.1f p99_us=%.1f max_us=%.1f "
 	       "netpolls_per_s=%.0f irq_polls_per_s=%.0f requests_per_s=%.0f preempts_per_s=%.0f "
-	       "hog_kchunks_per_s=%.1f cpu_per_s=%.3f client_fifo=%d\n",
+	       "hog_kchunks_per_s=%.1f cpu_per_s=%.3f irq_thread_cpu_per_s=%.4f client_fifo=%d\n",
 	       cfg.preempt, getenv("JIFFY_QUANTUM_US") ? getenv("JIFFY_QUANTUM_US") : "default",
 	       cfg.netpoll_ns / 1000u, (int)cfg.netpoll_irq, cfg.workers,
 	       opt.hogs < 0 ? (int)cfg.workers : opt.hogs, opt.req_ns / 1000u, opt.samples,
@@ -331,7 +369,8 @@ int main(int argc, char **argv)
 	       (double)(st1.netpoll_irqs - st0.netpoll_irqs) / secs,
 	       (double)(st1.preempt_requests - st0.preempt_requests) / secs,
 	       (double)(st1.preempts - st0.preempts) / secs,
-	       (double)(chunks1 - chunks0) / 1000.0 / secs, (cpu1 - cpu0) / secs, client_fifo);
+	       (double)(chunks1 - chunks0) / 1000.0 / secs, (cpu1 - cpu0) / secs,
+	       (double)(irqcpu1 - irqcpu0) * 1e-9 / secs, client_fifo);
 	free(lat_ns);
 	return 0;
 }

@@ -14,7 +14,8 @@ KEY = ("workers", "hogs", "preempt", "quantum_us", "netpoll_us", "irq")
 COLS = [("p50_us", "p50 µs", 0), ("p99_us", "p99 µs", 0), ("netpolls_per_s", "polls/s", 0),
         ("irq_polls_per_s", "irq polls/s", 0), ("requests_per_s", "requests/s", 0),
         ("preempts_per_s", "preempts/s", 0),
-        ("hog_kchunks_per_s", "hog kchunks/s", 0), ("cpu_per_s", "CPU s/s", 2)]
+        ("hog_kchunks_per_s", "hog kchunks/s", 0), ("cpu_per_s", "CPU s/s", 2),
+        ("irq_thread_cpu_per_s", "irq thread CPU s/s", 4)]
 
 
 def parse(path):
@@ -25,6 +26,7 @@ def parse(path):
                 continue
             d = dict(kv.split("=", 1) for kv in line.split()[1:])
             d.setdefault("requests_per_s", "nan")
+            d.setdefault("irq_thread_cpu_per_s", "nan")
             runs.append(d)
     return runs
 
