@@ -112,6 +112,11 @@ struct jf_config_param {
  * @netpoll_ns:   while uthreads wait on descriptors, a busy worker polls epoll at
  *                scheduling points at most this often (JIFFY_NETPOLL_US, default 5;
  *                0 polls at every scheduling point). See docs/netpoll.md.
+ * @netpoll_irq:  readiness as an interrupt: a thread waits in epoll and kicks a
+ *                busy worker through the preemption mechanism, which then need
+ *                not interrupt busy workers each quantum to poll (default
+ *                false; not with preempt "none"). See docs/netpoll-irq.md.
+ *                                                                      JIFFY_NETPOLL_IRQ=0|1
  * @schedtrace_ns: print one line of scheduler state per period to stderr
  *                (Go's schedtrace; 0: off, the default).              JIFFY_SCHEDTRACE=<ms>
  * @stall_report: report, with a backtrace, a uthread that keeps its worker
@@ -162,6 +167,7 @@ struct jf_config {
 	int pfn_signal;
 	bool timer_spin;
 	uint64_t netpoll_ns;
+	bool netpoll_irq;
 	uint64_t spin_max_ns;
 	bool preempt_skip;
 	bool pthread_shim;

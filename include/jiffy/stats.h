@@ -48,6 +48,9 @@ extern "C" {
  *              that came from elsewhere.
  * @preempt_lock_deferred: preemptions deferred because the uthread held a Jiffy lock
  *                 (jf_config.lock_defer_ns; jiffy/sync.h).
+ * @netpoll_irqs: of @netpolls, those the netpoller's interrupt thread asked for
+ *              (JIFFY_NETPOLL_IRQ=1: readiness delivered as a kick; docs/netpoll-irq.md).
+ * @netpoll_irq_wakeups: uthreads those polls made runnable.
  */
 struct jf_worker_stats {
 	uint64_t switches;
@@ -70,6 +73,8 @@ struct jf_worker_stats {
 	uint64_t preempts_safepoint;
 	uint64_t preempts_signal;
 	uint64_t preempt_lock_deferred;
+	uint64_t netpoll_irqs;
+	uint64_t netpoll_irq_wakeups;
 };
 
 /*

@@ -240,6 +240,11 @@ int jf_config_validate(const struct jf_config *cfg, char *err, size_t errlen)
 	if (cfg->netpoll_ns > 1000000000ull)
 		return jf_errf(err, errlen, "netpoll_ns = %" PRIu64 ": must be at most 1 s",
 			    cfg->netpoll_ns);
+	if (cfg->netpoll_irq && !strncmp(cfg->preempt, "none", sizeof(cfg->preempt)))
+		return jf_errf(err, errlen,
+			    "netpoll_irq = 1 (JIFFY_NETPOLL_IRQ) with preempt = none: readiness is "
+			    "delivered to a busy worker through its preemption mechanism; choose one "
+			    "(JIFFY_PREEMPT=auto, deadline, timer, ...) or netpoll_irq = 0");
 	if (cfg->schedtrace_ns && (cfg->schedtrace_ns < 1000000 || cfg->schedtrace_ns > 3600000000000ull))
 		return jf_errf(err, errlen,
 			    "schedtrace_ns = %" PRIu64 ": must be 0 (off) or between 1 ms and 1 h",
@@ -417,6 +422,14 @@ static int env_netpoll(struct jf_config *c, const char *n, const char *v, char *
 	if (jf_parse_u64(v, false, &x) || x > 1000000)
 		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 1000000", n, v);
 	c->netpoll_ns = x * 1000u;
+	return 0;
+}
+
+static int env_netpoll_irq(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
+{
+	if (jf_parse_bool(v, &c->netpoll_irq))
+		return jf_errf(e, el, "%s='%s': expected 0 (busy workers poll) or 1 (readiness "
+			    "kicks a busy worker; docs/netpoll-irq.md)", n, v);
 	return 0;
 }
 
@@ -618,6 +631,7 @@ static const struct {
 	{"JIFFY_BLOCKING_SPIN_US", env_blocking_spin},
 	{"JIFFY_LOCK_DEFER_US", env_lock_defer},     {"JIFFY_LOCK_SPIN_US", env_lock_spin},
 	{"JIFFY_LOCK_HANDOFF", env_lock_handoff},
+	{"JIFFY_NETPOLL_IRQ", env_netpoll_irq},
 };
 
 /*
@@ -802,6 +816,7 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "preempt_skip = %d\n", cfg->preempt_skip);
 	fprintf(out, "pthread_shim = %d\n", cfg->pthread_shim);
 	fprintf(out, "netpoll_us = %" PRIu64 "\n", cfg->netpoll_ns / 1000u);
+	fprintf(out, "netpoll_irq = %d\n", cfg->netpoll_irq);
 	fprintf(out, "schedtrace_ms = %" PRIu64 "\n", cfg->schedtrace_ns / 1000000u);
 	fprintf(out, "stall_report = %u\n", cfg->stall_report);
 	fprintf(out, "blocking_threads = %u\n", cfg->blocking_threads);

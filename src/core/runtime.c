@@ -292,6 +292,7 @@ static void *worker_main(void *arg)
 		if (t)
 			jf_sched_run_from_loop(w, t);
 	}
+	jf_netpoll_irq_worker_stop(); /* no readiness kick reaches it from now on */
 	jf_preempt_worker_stop(w);
 	jf_stack_worker_fini(w);
 	jf_set_this_worker(NULL);
@@ -477,8 +478,20 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 			jf_runtime_stop(NULL);
 		}
 	}
+	if (rc == 0 && rt->cfg.netpoll_irq) {
+		/* Its kicks need every worker's mechanism state (JIFFY_NETPOLL_IRQ, netpoll.c). */
+		while (atomic_load(&rt->workers_ready) < rt->nworkers)
+			sched_yield();
+		rc = jf_netpoll_irq_start(rt);
+		if (rc) {
+			jf_warn("cannot start the netpoller's interrupt thread (JIFFY_NETPOLL_IRQ): %s",
+				strerror(-rc));
+			jf_runtime_stop(NULL);
+		}
+	}
 	for (int i = 0; i < started; i++)
 		pthread_join(rt->workers[i].pthread, NULL);
+	jf_netpoll_irq_stop();
 	jf_monitor_stop(rt);
 
 	if (rc == 0) {

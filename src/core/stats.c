@@ -13,8 +13,8 @@
 #define FIELDS(X)                                                                                \
 	X(switches) X(spawns) X(tasks_done) X(yields) X(blocks) X(wakeups) X(steals) X(parks)    \
 	X(unparks) X(timers) X(idle_ns) X(preempt_requests) X(preempts) X(preempt_skipped)          \
-	X(preempt_deferred) X(wakeup_preempts) X(netpolls) X(preempts_safepoint) X(preempts_signal)   \
-	X(preempt_lock_deferred)
+	X(preempt_deferred) X(wakeup_preempts) X(netpolls) X(preempts_safepoint) X(preempts_signal) \
+	X(preempt_lock_deferred) X(netpoll_irqs) X(netpoll_irq_wakeups)
 
 static void read_raw(const struct worker *w, struct jf_worker_stats *out)
 {

@@ -31,6 +31,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -370,7 +373,8 @@ void jf_netpoll_remote_wake(struct jf_remote_wake *rw)
 
 /* --- polling ------------------------------------------------------------------------------- */
 
-static unsigned handle_events(struct worker *w, const struct epoll_event *ev, int n)
+/* Bump the edge counts of @ev's descriptors and take their waiters: the chain to wake. */
+static struct net_waiter *take_ready(const struct epoll_event *ev, int n)
 {
 	struct net_waiter *chain = NULL;
 
@@ -396,7 +400,12 @@ static unsigned handle_events(struct worker *w, const struct epoll_event *ev, in
 		}
 		jf_spin_unlock(&pd->lock);
 	}
-	return wake_chain(w, chain) + drain_pending(w);
+	return chain;
+}
+
+static unsigned handle_events(struct worker *w, const struct epoll_event *ev, int n)
+{
+	return wake_chain(w, take_ready(ev, n)) + drain_pending(w);
 }
 
 /* epoll_pwait2 (ns timeout) where the kernel has it, else epoll_wait (ms, rounded up). */
@@ -450,6 +459,12 @@ unsigned jf_netpoll_poll(struct worker *w, uint64_t now)
 	woken = handle_events(w, ev, n > 0 ? n : 0);
 	errno = saved;
 	STAT_INC(w, netpolls);
+	/* The interrupt thread asked for this look (netpoll_irq.c): count it and what it woke. */
+	if (JF_UNLIKELY(__atomic_load_n(&jf__netpoll_irq_req, __ATOMIC_RELAXED)) &&
+	    __atomic_exchange_n(&jf__netpoll_irq_req, 0, __ATOMIC_ACQ_REL)) {
+		STAT_INC(w, netpoll_irqs);
+		STAT_ADD(w, netpoll_irq_wakeups, woken);
+	}
 	return woken;
 }
 
@@ -507,6 +522,188 @@ void jf_netpoll_break(void)
 		/* EAGAIN: the counter is already non-zero, the poller will return */
 	}
 	errno = saved;
+}
+
+/* --- the interrupt form (JIFFY_NETPOLL_IRQ; docs/netpoll-irq.md) --------------------------- */
+
+/*
+ * One kernel thread per runtime blocks in epoll_wait() on np_epfd itself. When descriptors
+ * become ready it takes their waiters (take_ready(), as any poller does), hands them to the
+ * pending list (defer_chain(): only a worker may make a uthread runnable) and makes a worker
+ * drain that list now instead of at its next scheduling point:
+ *  - an idle worker parked in epoll: defer_chain()'s eventfd write wakes it;
+ *  - a worker in its scheduler loop (run_start_ns == 0): it polls (and so drains) on its way
+ *    to idle; woken from its futex if it sleeps there;
+ *  - every worker busy: the mechanism's kick, with the netpoller's look made due: the kicked
+ *    worker's preemption path polls, drains, and what it wakes runs at once if the policy ranks
+ *    it higher (wakeup preemption) or the running uthread's quantum is over, else when it ends.
+ *    Mechanisms whose kick is a store in the safepoint word (deadline, auto) kick every busy
+ *    worker, the first at a safepoint drains (one the kernel descheduled would not); the others
+ *    (a signal each) kick the worker whose run began first, and every busy worker if the list
+ *    is still not drained half a quantum (at least 20 us) later.
+ * While the thread runs, busy workers are no longer armed just to poll
+ * (jf_netpoll_wants_busy_poll()): that is the polling it replaces. A drain that did not come
+ * (the worker was between runs and went back into one, or the kernel does not run it) is asked
+ * for again, of every busy worker, each half quantum while the pending list is not empty. The thread stops through an eventfd in np_epfd, level
+ * triggered, added at start and removed at stop (the workers have stopped by then).
+ */
+#define IRQ_STOP_TAG (UINT64_MAX - 1)
+
+uint32_t jf__netpoll_irq_on;
+uint32_t jf__netpoll_irq_req;
+static pthread_t irq_thread;
+static int irq_stopfd = -1;
+static pthread_mutex_t irq_kick_lock = PTHREAD_MUTEX_INITIALIZER; /* kicks vs. workers' stop */
+static uint32_t irq_fifo_warned; /* "not SCHED_FIFO" was said */
+
+/* Make some worker drain the pending list (see above); @all: every busy worker. */
+static void irq_kick(struct runtime *rt, bool all)
+{
+	struct worker *busiest = NULL;
+	uint64_t first = UINT64_MAX;
+
+	if (__atomic_load_n(&jf__net_poller_parked, __ATOMIC_SEQ_CST))
+		return; /* defer_chain()'s eventfd write wakes it */
+	/* Whoever looks next looks at once, and counts the look as this interrupt's. */
+	__atomic_store_n(&jf__netpoll_irq_req, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&np_last_poll_ns, 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&irq_kick_lock);
+	if (atomic_load_explicit(&rt->stopping, memory_order_acquire))
+		goto out; /* workers may be gone (their timers, their TLS): kick nobody */
+	for (int i = 0; i < rt->nworkers; i++) {
+		struct worker *k = &rt->workers[i];
+		uint64_t start = __atomic_load_n(&k->run_start_ns, __ATOMIC_ACQUIRE);
+
+		if (!start) {
+			jf_worker_kick(NULL, k); /* in its loop: it polls; off its futex if parked */
+			goto out;
+		}
+		if (start < first) {
+			first = start;
+			busiest = k;
+		}
+	}
+	if (!all) {
+		rt->mech->kick(busiest);
+	} else {
+		for (int i = 0; i < rt->nworkers; i++)
+			rt->mech->kick(&rt->workers[i]);
+	}
+out:
+	pthread_mutex_unlock(&irq_kick_lock);
+}
+
+static void *irq_main(void *arg)
+{
+	struct runtime *rt = arg;
+	struct epoll_event ev[MAX_EVENTS];
+	sigset_t all;
+
+	/* Asked again while the list is not drained: half a quantum, at least 20 us. */
+	uint64_t again = rt->cfg.quantum_ns / 2 > 20000u ? rt->cfg.quantum_ns / 2 : 20000u;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL); /* preemption and budget signals are workers' */
+	for (;;) {
+		bool pending = __atomic_load_n(&np_pending, __ATOMIC_RELAXED) != NULL;
+		struct net_waiter *chain;
+		int n = np_wait(np_epfd, ev, MAX_EVENTS, pending ? again : UINT64_MAX);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			jf_warn("netpoll interrupt thread: epoll_wait: %s; busy workers poll again",
+				strerror(errno));
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			if (ev[i].data.u64 == IRQ_STOP_TAG)
+				goto stop;
+		chain = take_ready(ev, n); /* the stop tag is no descriptor: pd_lookup() skips it */
+		if (chain)
+			defer_chain(chain);
+		/* A kick in the safepoint word is a store: every busy worker gets it, and the first
+		 * at a safepoint drains (a worker the kernel has descheduled cannot). A signal costs
+		 * 7-45 us: one worker first, all of them if the list is still full later. */
+		if (chain)
+			irq_kick(rt, rt->mech->word);
+		else if (n == 0 && __atomic_load_n(&np_pending, __ATOMIC_RELAXED))
+			irq_kick(rt, true);
+	}
+stop:
+	__atomic_store_n(&jf__netpoll_irq_on, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int jf_netpoll_irq_start(struct runtime *rt)
+{
+	struct epoll_event e = {.events = EPOLLIN, .data.u64 = IRQ_STOP_TAG};
+	int rc;
+
+	if (!rt->cfg.netpoll_irq)
+		return 0;
+	if (!rt->mech->kick) {
+		/* ("none" is refused by jf_config_validate(); "uintr" has no kick yet) */
+		jf_warn("JIFFY_NETPOLL_IRQ: the preemption mechanism '%s' cannot interrupt a busy "
+			"worker on request (no kick)", rt->mech->name);
+		return -ENOTSUP;
+	}
+	if ((rc = np_init()) != 0)
+		return rc;
+	irq_stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (irq_stopfd < 0)
+		return -errno;
+	if (epoll_ctl(np_epfd, EPOLL_CTL_ADD, irq_stopfd, &e) != 0) {
+		rc = -errno;
+		close(irq_stopfd);
+		irq_stopfd = -1;
+		return rc;
+	}
+	__atomic_store_n(&jf__netpoll_irq_on, 1, __ATOMIC_RELEASE);
+	rc = pthread_create(&irq_thread, NULL, irq_main, rt);
+	if (rc) {
+		__atomic_store_n(&jf__netpoll_irq_on, 0, __ATOMIC_RELEASE);
+		epoll_ctl(np_epfd, EPOLL_CTL_DEL, irq_stopfd, NULL);
+		close(irq_stopfd);
+		irq_stopfd = -1;
+		return -rc;
+	}
+	pthread_setname_np(irq_thread, "jiffy-netirq");
+	/*
+	 * An interrupt preempts what runs: a thread at normal priority woken while the workers
+	 * keep every CPU busy waits for the kernel's scheduler instead (milliseconds on the
+	 * 2-vCPU guest: docs/netpoll-irq.md). SCHED_FIFO (lowest priority) needs CAP_SYS_NICE or
+	 * RLIMIT_RTPRIO; without it the thread runs, and that case is said once per process.
+	 */
+	rc = pthread_setschedparam(irq_thread, SCHED_FIFO, &(struct sched_param){.sched_priority = 1});
+	if (rc && !__atomic_exchange_n(&irq_fifo_warned, 1, __ATOMIC_RELAXED))
+		jf_warn("JIFFY_NETPOLL_IRQ: the interrupt thread runs at normal priority, not "
+			"SCHED_FIFO (%s): with every CPU busy its wake-ups wait for the kernel's "
+			"scheduler (docs/netpoll-irq.md)", strerror(rc));
+	return 0;
+}
+
+void jf_netpoll_irq_worker_stop(void)
+{
+	/* A kick that read "not stopping" before this worker stops has finished (irq_kick). */
+	pthread_mutex_lock(&irq_kick_lock);
+	pthread_mutex_unlock(&irq_kick_lock);
+}
+
+void jf_netpoll_irq_stop(void)
+{
+	uint64_t one = 1;
+
+	if (irq_stopfd < 0)
+		return;
+	if (write(irq_stopfd, &one, sizeof(one)) < 0) {
+		/* cannot fail: the counter is 0 */
+	}
+	pthread_join(irq_thread, NULL);
+	epoll_ctl(np_epfd, EPOLL_CTL_DEL, irq_stopfd, NULL);
+	close(irq_stopfd);
+	irq_stopfd = -1;
+	__atomic_store_n(&jf__netpoll_irq_req, 0, __ATOMIC_RELAXED);
 }
 
 void jf_netpoll_runtime_exit(void)

@@ -20,6 +20,11 @@ extern int jf__net_waiters;
 /* 1 while an idle worker waits in epoll (it sees every edge; busy workers need not poll). */
 extern uint32_t jf__net_poller_parked;
 
+/* The interrupt form (JIFFY_NETPOLL_IRQ, docs/netpoll-irq.md): 1 while its thread waits in
+ * epoll for the runtime; jf__netpoll_irq_req: it kicked a busy worker to look, not yet done. */
+extern uint32_t jf__netpoll_irq_on;
+extern uint32_t jf__netpoll_irq_req;
+
 static inline bool jf_netpoll_active(void)
 {
 	return __atomic_load_n(&jf__net_waiters, __ATOMIC_RELAXED) > 0;
@@ -31,7 +36,8 @@ static inline bool jf_netpoll_active(void)
  */
 static inline bool jf_netpoll_wants_busy_poll(void)
 {
-	return jf_netpoll_active() && !__atomic_load_n(&jf__net_poller_parked, __ATOMIC_RELAXED);
+	return jf_netpoll_active() && !__atomic_load_n(&jf__net_poller_parked, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&jf__netpoll_irq_on, __ATOMIC_RELAXED);
 }
 
 /* Is a busy worker's look due (JIFFY_NETPOLL_US since the last one)? A preemption's handler
@@ -50,6 +56,17 @@ unsigned jf_netpoll_poll(struct worker *w, uint64_t now);
 bool jf_netpoll_park(struct worker *w, uint64_t timeout_ns);
 /* Make the parked poller return (jf_worker_kick on a WK_PARKED_POLL worker). */
 void jf_netpoll_break(void);
+/*
+ * The interrupt form. jf_netpoll_irq_start(): at jf_run(), once every worker is ready, when
+ * @rt->cfg.netpoll_irq: start the thread that waits in epoll and kicks a worker on readiness
+ * (0 or -errno). jf_netpoll_irq_worker_stop(): a worker leaving its loop for good (stopping is
+ * set) waits for a kick in progress, so none reaches it afterwards. jf_netpoll_irq_stop():
+ * after the workers were joined (nothing if it never started).
+ */
+struct runtime;
+int jf_netpoll_irq_start(struct runtime *rt);
+void jf_netpoll_irq_worker_stop(void);
+void jf_netpoll_irq_stop(void);
 /* The runtime is going away: forget every waiter (their stacks are about to be unmapped). */
 void jf_netpoll_runtime_exit(void);
 
