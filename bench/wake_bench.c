@@ -278,6 +278,10 @@ static void run_cell(const char *policy, enum prim p, int where, struct result *
 		exit(1);
 	}
 	jf_config_default(&cfg);
+	if (jf_config_apply_env(&cfg, err, sizeof(err)) != 0) { /* JIFFY_LOCK_SPIN_US, ... */
+		fprintf(stderr, "wake_bench: %s\n", err);
+		exit(2);
+	}
 	cfg.workers = 2;
 	snprintf(cfg.policy, sizeof(cfg.policy), "%s", policy);
 	snprintf(cfg.preempt, sizeof(cfg.preempt), "%s", opt.preempt);
