@@ -127,7 +127,7 @@ demo-bomb: build
 bench: build
 	@scripts/deps.sh bench
 	@BENCH_OUT=$(BUILD)/bench/core.tsv bench/run.sh $(BUILD)
-	@echo "== synchronization primitives beside Boost.Fiber, Go and pthreads; Skyloft Table 7 (docs/perf-sync.md) =="
+	@echo "== synchronization primitives beside Boost.Fiber, Go and pthreads; Skyloft Table 7 (docs/performance.md, "Synchronization primitives against peers") =="
 	@BENCH_CORE=$(BUILD)/bench/core.tsv bench/run_sync.sh $(BUILD)
 	@echo "== idle spin before parking (JIFFY_SPIN_US) =="
 	@$(BUILD)/bench/idle_spin
