@@ -141,12 +141,13 @@ static void usage(FILE *f)
 		   "                        [--reps N] [--policy NAME]\n" JP_FLAGS_STD_USAGE);
 }
 
+/* A flag's number in [@lo, @hi] (apps/common/flags.h's rules), or exit 2 naming it. */
 static unsigned parse_uint(struct jp_flags *fl, const char *v, unsigned lo, unsigned hi)
 {
-	char *end;
-	unsigned long x = strtoul(v, &end, 10);
-	if (!*v || *end || x < lo || x > hi)
-		jp_flags_fail(fl, "expected a number from %u to %u, got '%s'", lo, hi, v);
+	unsigned long x;
+
+	if (jp_flag_uint(fl->prog, fl->flag, v, lo, hi, &x) != 0)
+		exit(2);
 	return (unsigned)x;
 }
 

@@ -127,9 +127,12 @@ static bool mutex_wait_over(void *arg)
 	return removed;
 }
 
-/* A woken waiter gives up (timeout, cancellation): if the mutex is still free, wake the next
- * waiter in its place, as the release would have. */
-static void pass_wake(jf_mutex_t *m, struct jf_thread *cur)
+/*
+ * The mutex was freed with waiters queued (a barging release), or a woken waiter gives up
+ * (timeout, cancellation) after such a release: if it is still free, wake the oldest waiter to
+ * compete for it. If someone took it meanwhile, that holder's release wakes one instead.
+ */
+static void wake_oldest_if_free(jf_mutex_t *m, struct jf_thread *cur)
 {
 	struct jf_thread *next = NULL;
 
@@ -158,7 +161,7 @@ static int lock_slow(jf_mutex_t *m, struct jf_thread *cur, uint64_t deadline, bo
 		}
 		if (timed && (jf_cancel_due(cur) || jf_now_ns() >= deadline)) {
 			if (woken)
-				pass_wake(m, cur); /* the release that woke us must wake someone */
+				wake_oldest_if_free(m, cur); /* the release that woke us */
 			return jf_cancel_due(cur) ? -ECANCELED : -ETIMEDOUT;
 		}
 		jf_spin_lock(&m->lock);
@@ -200,7 +203,7 @@ static int lock_slow(jf_mutex_t *m, struct jf_thread *cur, uint64_t deadline, bo
 		}
 		if (r != 0) {
 			if (woken)
-				pass_wake(m, cur);
+				wake_oldest_if_free(m, cur);
 			return r;
 		}
 		if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) == cur) {
@@ -264,7 +267,7 @@ static void unlock_handoff(jf_mutex_t *m, struct jf_thread *cur)
 
 static int jf_mutex_unlock_in_runtime(jf_mutex_t *m)
 {
-	struct jf_thread *cur = jf_current(), *next;
+	struct jf_thread *cur = jf_current();
 	uint32_t s = MX_LOCKED;
 
 	if (!cur || __atomic_load_n(&m->owner, __ATOMIC_RELAXED) != cur ||
@@ -291,15 +294,8 @@ static int jf_mutex_unlock_in_runtime(jf_mutex_t *m)
 						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			break;
 	}
-	if (!(s & MX_WAITERS))
-		return 0;
-	jf_spin_lock(&m->lock);
-	next = waitq_pop(&m->waiters, &m->lock);
-	if (!m->waiters.head)
-		__atomic_fetch_and(&m->state, ~(MX_WAITERS | MX_STARVING), __ATOMIC_RELAXED);
-	jf_spin_unlock(&m->lock);
-	if (next)
-		jf_sched_make_runnable(cur->worker, next, JF_ENQ_WOKEN);
+	if (s & MX_WAITERS)
+		wake_oldest_if_free(m, cur);
 	return 0;
 }
 
