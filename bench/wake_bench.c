@@ -22,7 +22,9 @@
  *
  * Usage: wake_bench [--policies fifo,ws,...] [--prims sem,mutex,cond,chan] [--preempt auto]
  *                   [--quantum-us 100] [--samples 200] [--gap-us 300] [--reps 3]
- * Prints one line per cell and rep, then a table of medians over reps of p50 and p99 (us).
+ * Prints one line per cell and rep, then a table of medians over reps of p50 and p99 (us);
+ * WAKE_BENCH_STATS=1 also prints each cell's runtime counters (wakeups, wakeup preemptions,
+ * preemptions, deferrals for lock holders) on stderr. The JIFFY_* environment applies.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -231,6 +233,16 @@ static void *cell_main(void *arg)
 	jf_join(w, NULL);
 	jf_join(h1, NULL);
 	jf_join(h2, NULL);
+	if (getenv("WAKE_BENCH_STATS")) { /* the counters behind a cell, for reading a result */
+		struct jf_worker_stats st;
+		jf_stats_total(&st);
+		fprintf(stderr,
+			"stats: wakeups %llu wakeup_preempts %llu preempts %llu lock_deferred %llu "
+			"skipped %llu\n",
+			(unsigned long long)st.wakeups, (unsigned long long)st.wakeup_preempts,
+			(unsigned long long)st.preempts, (unsigned long long)st.preempt_lock_deferred,
+			(unsigned long long)st.preempt_skipped);
+	}
 	return NULL;
 }
 
