@@ -2,7 +2,7 @@
  * bench/lockholder_bench.c - lock-holder preemption: a contended jf_mutex_t under preemption,
  * with each remedy on and off (issue 18).
  *
- * Owns: the workload and its table. --threads uthreads on 2 workers loop: compute --out-us
+ * Owns: the workload and its table. --threads uthreads on --workers workers (2) loop: compute --out-us
  * (jf_safepoint() in the loop), take the one mutex, compute --cs-us inside it, release it. The
  * quantum (--quantum-us) is short next to what every uthread does between two locks, so holders
  * are often due a preemption inside the critical section; a preempted holder keeps every waiter
@@ -17,7 +17,7 @@
  *
  * Usage: lockholder_bench [--threads 8] [--cs-us 5] [--out-us 20] [--quantum-us 50]
  *                         [--preempt timer] [--defer-us 50] [--spin-us 2] [--seconds 1]
- *                         [--reps 3] [--policy ws]
+ *                         [--reps 3] [--policy ws] [--workers 2]
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -32,10 +32,10 @@
 #include "flags.h"
 
 static struct {
-	unsigned threads, cs_us, out_us, quantum_us, defer_us, spin_us, reps;
+	unsigned threads, cs_us, out_us, quantum_us, defer_us, spin_us, reps, workers;
 	double seconds;
 	char preempt[16], policy[32];
-} opt = {8, 5, 20, 50, 50, 2, 3, 1.0, "timer", "ws"};
+} opt = {8, 5, 20, 50, 50, 2, 3, 2, 1.0, "timer", "ws"};
 
 #define MAXS (1u << 20)
 static jf_mutex_t mx = JF_MUTEX_INITIALIZER;
@@ -105,7 +105,7 @@ static struct res run(uint64_t defer_ns, uint64_t spin_ns_, bool handoff)
 	unsigned n;
 
 	jf_config_default(&cfg);
-	cfg.workers = 2;
+	cfg.workers = opt.workers;
 	snprintf(cfg.policy, sizeof(cfg.policy), "%s", opt.policy);
 	snprintf(cfg.preempt, sizeof(cfg.preempt), "%s", opt.preempt);
 	cfg.quantum_ns = opt.quantum_us * 1000ull;
@@ -138,7 +138,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: lockholder_bench [--threads N] [--cs-us N] [--out-us N] [--quantum-us N]\n"
 		   "                        [--preempt MECH] [--defer-us N] [--spin-us N] [--seconds S]\n"
-		   "                        [--reps N] [--policy NAME]\n" JP_FLAGS_STD_USAGE);
+		   "                        [--reps N] [--policy NAME] [--workers N]\n" JP_FLAGS_STD_USAGE);
 }
 
 /* A flag's number in [@lo, @hi] (apps/common/flags.h's rules), or exit 2 naming it. */
@@ -165,6 +165,7 @@ int main(int argc, char **argv)
 		{"preempt", required_argument, NULL, 'm'},  {"defer-us", required_argument, NULL, 'd'},
 		{"spin-us", required_argument, NULL, 's'},  {"seconds", required_argument, NULL, 'S'},
 		{"reps", required_argument, NULL, 'r'},     {"policy", required_argument, NULL, 'p'},
+		{"workers", required_argument, NULL, 'w'},
 		JP_FLAGS_STD_OPTIONS,                       {0}};
 	static const char *const names[8] = {"barge",       "barge+defer",   "barge+spin",
 					     "barge+both",  "handoff",       "handoff+defer",
@@ -206,15 +207,18 @@ int main(int argc, char **argv)
 		case 'p':
 			snprintf(opt.policy, sizeof(opt.policy), "%s", optarg);
 			break;
+		case 'w':
+			opt.workers = parse_uint(&fl, optarg, 1, 256);
+			break;
 		}
 	}
 	jp_flags_no_operands(&fl);
 	waits = malloc(MAXS * sizeof(*waits));
 	if (!waits)
 		return 1;
-	printf("# lockholder_bench: %u uthreads on 2 workers, policy %s, preempt %s, quantum %u us, "
+	printf("# lockholder_bench: %u uthreads on %u workers, policy %s, preempt %s, quantum %u us, "
 	       "cs %u us, out %u us; defer %u us, spin %u us; %.0f s x %u reps, rotated\n",
-	       opt.threads, opt.policy, opt.preempt, opt.quantum_us, opt.cs_us, opt.out_us,
+	       opt.threads, opt.workers, opt.policy, opt.preempt, opt.quantum_us, opt.cs_us, opt.out_us,
 	       opt.defer_us, opt.spin_us, opt.seconds, opt.reps);
 	printf("%-13s %4s %12s %9s %9s %9s %10s %10s\n", "config", "rep", "acq_per_s", "wait_p50",
 	       "wait_p99", "wait_p999", "preempt/s", "deferred/s");
