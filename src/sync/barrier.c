@@ -47,18 +47,9 @@ static int wait_in_runtime(jf_barrier_t *b)
 		return 0;
 	}
 	b->arrived = 0;
-	head = b->waiters.head;
-	for (struct jf_thread *t = head; t; t = t->wq_next)
-		t->wq_queued = 0;
-	__atomic_store_n(&b->waiters.head, NULL, __ATOMIC_RELAXED);
-	b->waiters.tail = NULL;
+	head = waitq_take_all(&b->waiters, &b->lock, NULL);
 	jf_spin_unlock(&b->lock);
-	while (head) {
-		struct jf_thread *t = head;
-		head = t->wq_next;
-		t->wq_next = NULL;
-		jf_sched_make_runnable(cur->worker, t, JF_ENQ_WOKEN);
-	}
+	waitq_wake_list(cur->worker, head);
 	return JF_BARRIER_SERIAL;
 }
 

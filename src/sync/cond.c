@@ -49,29 +49,14 @@ static int jf_cond_timedwait_in_runtime(jf_cond_t *c, jf_mutex_t *m, uint64_t de
 
 static void cond_wake(jf_cond_t *c, bool all)
 {
-	struct jf_thread *cur = sync_current("jf_cond_signal"), *t;
-	struct jf_thread *head = NULL, *tail = NULL;
+	struct jf_thread *cur = sync_current("jf_cond_signal"), *head;
 
 	if (!__atomic_load_n(&c->waiters.head, __ATOMIC_RELAXED))
 		return; /* no waiter was queued before the caller's (mutex-ordered) state change */
 	jf_spin_lock(&c->lock);
-	do {
-		t = waitq_pop(&c->waiters, &c->lock);
-		if (!t)
-			break;
-		if (tail)
-			tail->wq_next = t;
-		else
-			head = t;
-		tail = t;
-	} while (all);
+	head = all ? waitq_take_all(&c->waiters, &c->lock, NULL) : waitq_pop(&c->waiters, &c->lock);
 	jf_spin_unlock(&c->lock);
-	while (head) {
-		t = head;
-		head = t->wq_next;
-		t->wq_next = NULL;
-		jf_sched_make_runnable(cur->worker, t, JF_ENQ_WOKEN);
-	}
+	waitq_wake_list(cur->worker, head);
 }
 
 static void jf_cond_signal_in_runtime(jf_cond_t *c)

@@ -60,19 +60,10 @@ static void run(jf_once_t *o, void (*fn)(void))
 	jf_spin_lock(&o->lock);
 	__atomic_store_n(&o->state, ONCE_DONE, __ATOMIC_RELEASE);
 	__atomic_store_n(&o->runner, NULL, __ATOMIC_RELAXED);
-	head = o->waiters.head;
-	for (struct jf_thread *t = head; t; t = t->wq_next)
-		t->wq_queued = 0;
-	__atomic_store_n(&o->waiters.head, NULL, __ATOMIC_RELAXED);
-	o->waiters.tail = NULL;
+	head = waitq_take_all(&o->waiters, &o->lock, NULL);
 	jf_spin_unlock(&o->lock);
 	/* Waiters queue only while the runner is a uthread: then this is a worker. */
-	while (head) {
-		struct jf_thread *t = head;
-		head = t->wq_next;
-		t->wq_next = NULL;
-		jf_sched_make_runnable(jf_this_worker(), t, JF_ENQ_WOKEN);
-	}
+	waitq_wake_list(jf_this_worker(), head);
 	JF_RUNTIME_LEAVE();
 }
 

@@ -79,15 +79,9 @@ static void rw_update(jf_rwlock_t *rw, uint32_t clear, uint32_t set, uint32_t re
 /* Under rw->lock, no writer holding it: every queued reader enters. Return: them, linked. */
 static struct jf_thread *admit_readers(jf_rwlock_t *rw)
 {
-	struct jf_thread *head = rw->readers.head, *t;
-	uint32_t n = 0;
+	unsigned n;
+	struct jf_thread *head = waitq_take_all(&rw->readers, &rw->lock, &n);
 
-	for (t = head; t; t = t->wq_next) {
-		t->wq_queued = 0;
-		n++;
-	}
-	__atomic_store_n(&rw->readers.head, NULL, __ATOMIC_RELAXED);
-	rw->readers.tail = NULL;
 	if (n)
 		rw_update(rw, RW_RWAIT, 0, n);
 	return head;
@@ -103,18 +97,6 @@ static struct jf_thread *admit_writer(jf_rwlock_t *rw)
 	__atomic_store_n(&rw->writer, t, __ATOMIC_RELAXED);
 	rw_update(rw, rw->writers.head ? 0 : RW_WWAIT, RW_WRITER, 0);
 	return t;
-}
-
-static void wake_list(struct jf_thread *head)
-{
-	struct worker *w = jf_this_worker();
-
-	while (head) {
-		struct jf_thread *t = head;
-		head = t->wq_next;
-		t->wq_next = NULL;
-		jf_sched_make_runnable(w, t, JF_ENQ_WOKEN);
-	}
 }
 
 struct rw_wait {
@@ -153,7 +135,7 @@ static bool writer_wait_over(void *arg)
 			admitted = admit_readers(rw);
 	}
 	jf_spin_unlock(&rw->lock);
-	wake_list(admitted);
+	waitq_wake_list(jf_this_worker(), admitted);
 	return removed;
 }
 
@@ -171,6 +153,7 @@ static int rw_block(jf_rwlock_t *rw, struct jf_thread *cur, struct jf_waitq *q, 
 static int rdlock_common(jf_rwlock_t *rw, uint64_t deadline)
 {
 	struct jf_thread *cur = jf_current();
+	bool over;
 	int r;
 
 	if (!cur)
@@ -186,6 +169,7 @@ static int rdlock_common(jf_rwlock_t *rw, uint64_t deadline)
 		return -EDEADLK;
 	if (jf_cancel_due(cur))
 		return -ECANCELED;
+	over = deadline != UINT64_MAX && jf_now_ns() >= deadline;
 	jf_spin_lock(&rw->lock);
 	for (;;) {
 		uint32_t s = rw_load(rw);
@@ -201,14 +185,12 @@ static int rdlock_common(jf_rwlock_t *rw, uint64_t deadline)
 			}
 			continue;
 		}
+		if (over) { /* a deadline already past takes only what is free: no queueing */
+			jf_spin_unlock(&rw->lock);
+			return -ETIMEDOUT;
+		}
 		if ((s & RW_RWAIT) || rw_cas(rw, &s, s | RW_RWAIT))
 			break;
-	}
-	if (deadline != UINT64_MAX && jf_now_ns() >= deadline) {
-		if (!rw->readers.head)
-			rw_update(rw, RW_RWAIT, 0, 0);
-		jf_spin_unlock(&rw->lock);
-		return -ETIMEDOUT;
 	}
 	r = rw_block(rw, cur, &rw->readers, deadline, reader_wait_over);
 	if (r == 0)
@@ -219,6 +201,7 @@ static int rdlock_common(jf_rwlock_t *rw, uint64_t deadline)
 static int wrlock_common(jf_rwlock_t *rw, uint64_t deadline)
 {
 	struct jf_thread *cur = jf_current();
+	bool over;
 	int r;
 
 	if (!cur)
@@ -232,6 +215,7 @@ static int wrlock_common(jf_rwlock_t *rw, uint64_t deadline)
 		return -EDEADLK;
 	if (jf_cancel_due(cur))
 		return -ECANCELED;
+	over = deadline != UINT64_MAX && jf_now_ns() >= deadline;
 	jf_spin_lock(&rw->lock);
 	for (;;) {
 		uint32_t s = rw_load(rw);
@@ -244,19 +228,12 @@ static int wrlock_common(jf_rwlock_t *rw, uint64_t deadline)
 			}
 			continue;
 		}
+		if (over) { /* past: no queueing, so no WWAIT to take back (readers unaffected) */
+			jf_spin_unlock(&rw->lock);
+			return -ETIMEDOUT;
+		}
 		if ((s & RW_WWAIT) || rw_cas(rw, &s, s | RW_WWAIT))
 			break;
-	}
-	if (deadline != UINT64_MAX && jf_now_ns() >= deadline) {
-		struct jf_thread *admitted = NULL;
-		if (!rw->writers.head) {
-			rw_update(rw, RW_WWAIT, 0, 0);
-			if (!(rw_load(rw) & RW_WRITER))
-				admitted = admit_readers(rw);
-		}
-		jf_spin_unlock(&rw->lock);
-		wake_list(admitted);
-		return -ETIMEDOUT;
 	}
 	r = rw_block(rw, cur, &rw->writers, deadline, writer_wait_over);
 	if (r == 0)
@@ -289,7 +266,7 @@ static int unlock_in_runtime(jf_rwlock_t *rw)
 		if (!wake)
 			wake = admit_writer(rw);
 		jf_spin_unlock(&rw->lock);
-		wake_list(wake);
+		waitq_wake_list(jf_this_worker(), wake);
 		return 0;
 	}
 	if ((s & RW_READERS) == 0)
@@ -304,7 +281,7 @@ static int unlock_in_runtime(jf_rwlock_t *rw)
 	if ((s & (RW_READERS | RW_WRITER)) == 0)
 		wake = admit_writer(rw);
 	jf_spin_unlock(&rw->lock);
-	wake_list(wake);
+	waitq_wake_list(jf_this_worker(), wake);
 	return 0;
 }
 

@@ -59,6 +59,7 @@ static int wait_common(jf_sem_t *s, uint64_t deadline)
 {
 	struct jf_thread *cur = jf_current();
 	struct sem_wait sw = {s, cur};
+	bool over;
 
 	if (!cur)
 		return -EPERM;
@@ -66,6 +67,7 @@ static int wait_common(jf_sem_t *s, uint64_t deadline)
 		return 0;
 	if (jf_cancel_due(cur))
 		return -ECANCELED;
+	over = deadline != UINT64_MAX && jf_now_ns() >= deadline;
 	jf_spin_lock(&s->lock);
 	for (;;) {
 		uint64_t v = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
@@ -77,16 +79,14 @@ static int wait_common(jf_sem_t *s, uint64_t deadline)
 			}
 			continue;
 		}
+		if (over) { /* a deadline already past takes only a free unit: no queueing */
+			jf_spin_unlock(&s->lock);
+			return -ETIMEDOUT;
+		}
 		if ((v & SEM_WAITERS) ||
 		    __atomic_compare_exchange_n(&s->state, &v, v | SEM_WAITERS, false,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			break;
-	}
-	if (deadline != UINT64_MAX && jf_now_ns() >= deadline) {
-		if (!s->waiters.head)
-			__atomic_fetch_and(&s->state, ~SEM_WAITERS, __ATOMIC_RELAXED);
-		jf_spin_unlock(&s->lock);
-		return -ETIMEDOUT;
 	}
 	waitq_push(&s->waiters, &s->lock, cur);
 	jf_wait_note(cur, "sem", s);

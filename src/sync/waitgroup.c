@@ -24,25 +24,13 @@ static int jf_waitgroup_add_in_runtime(jf_waitgroup_t *wg, int64_t n)
 		return -EINVAL;
 	}
 	wg->count += n;
-	waiters = NULL;
-	if (wg->count == 0) {
-		waiters = wg->waiters.head;
-		for (struct jf_thread *t = waiters; t; t = t->wq_next)
-			t->wq_queued = 0;
-		__atomic_store_n(&wg->waiters.head, NULL, __ATOMIC_RELAXED);
-		wg->waiters.tail = NULL;
-	}
+	waiters = wg->count == 0 ? waitq_take_all(&wg->waiters, &wg->lock, NULL) : NULL;
 	jf_spin_unlock(&wg->lock);
 	if (waiters) {
 		struct worker *w = jf_this_worker();
 		if (!w)
 			jf_die("jf_waitgroup_add() released waiters from outside the runtime");
-		while (waiters) {
-			struct jf_thread *t = waiters;
-			waiters = t->wq_next;
-			t->wq_next = NULL;
-			jf_sched_make_runnable(w, t, JF_ENQ_WOKEN);
-		}
+		waitq_wake_list(w, waiters);
 	}
 	return 0;
 }

@@ -1,8 +1,9 @@
 /*
  * waitq.h - FIFO wait queues of blocked uthreads, linked through jf_thread.wq_next.
  *
- * Owns: the queue operations every blocking primitive uses, and the removal its timeouts and
- * cancellations share (waitq_wait_over). The caller holds the spinlock that
+ * Owns: the queue operations every blocking primitive uses, the removal its timeouts and
+ * cancellations share (waitq_wait_over), and the release of a whole queue at once (waitq_take_all
+ * under the lock, waitq_wake_list after it). The caller holds the spinlock that
  * protects the queue and passes it (@lock), which JF_ASSERT checks is held; wq_queued tells a
  * timeout callback whether the uthread is still queued.
  */
@@ -50,6 +51,37 @@ static inline struct jf_thread *waitq_pop(struct jf_waitq *q, const uint32_t *lo
 	t->wq_next = NULL;
 	t->wq_queued = 0;
 	return t;
+}
+
+/* Empty @q, returning its uthreads still linked through wq_next (for waitq_wake_list() after the
+ * lock is released), and their number in *@n (may be NULL). */
+static inline struct jf_thread *waitq_take_all(struct jf_waitq *q, const uint32_t *lock,
+					       unsigned *n)
+{
+	struct jf_thread *head = q->head;
+	unsigned count = 0;
+
+	JF_ASSERT(jf_spin_is_locked(lock), "wait queue %p emptied without its lock", (void *)q);
+	for (struct jf_thread *t = head; t; t = t->wq_next) {
+		t->wq_queued = 0;
+		count++;
+	}
+	__atomic_store_n(&q->head, NULL, __ATOMIC_RELAXED);
+	q->tail = NULL;
+	if (n)
+		*n = count;
+	return head;
+}
+
+/* Make every uthread of a list from waitq_take_all() runnable, from worker @w. */
+static inline void waitq_wake_list(struct worker *w, struct jf_thread *head)
+{
+	while (head) {
+		struct jf_thread *t = head;
+		head = t->wq_next; /* read before the wake: the uthread may run and queue again */
+		t->wq_next = NULL;
+		jf_sched_make_runnable(w, t, JF_ENQ_WOKEN);
+	}
 }
 
 /* Remove @t from anywhere in @q. Return: false if it was not queued. */
