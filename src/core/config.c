@@ -329,42 +329,10 @@ static int env_workers(struct jf_config *c, const char *n, const char *v, char *
 	return 0;
 }
 
-static int env_pin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	if (jf_parse_bool(v, &c->pin_workers))
-		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
-	return 0;
-}
 
-static int env_stats(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	if (jf_parse_bool(v, &c->stats))
-		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
-	return 0;
-}
 
-static int env_timer_spin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	if (jf_parse_bool(v, &c->timer_spin))
-		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
-	return 0;
-}
 
-static int env_preempt_skip(struct jf_config *c, const char *n, const char *v, char *e,
-			    size_t el)
-{
-	if (jf_parse_bool(v, &c->preempt_skip))
-		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
-	return 0;
-}
 
-static int env_pthread_shim(struct jf_config *c, const char *n, const char *v, char *e,
-			    size_t el)
-{
-	if (jf_parse_bool(v, &c->pthread_shim))
-		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
-	return 0;
-}
 
 static int env_policy(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
@@ -396,15 +364,6 @@ static int env_cache(struct jf_config *c, const char *n, const char *v, char *e,
 	return 0;
 }
 
-static int env_spin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	uint64_t x;
-	if (jf_parse_u64(v, false, &x) || x > MAX_SPIN_US)
-		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to %llu", n, v,
-			    MAX_SPIN_US);
-	c->spin_ns = x * 1000u;
-	return 0;
-}
 
 static int env_spin_max(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
@@ -416,22 +375,7 @@ static int env_spin_max(struct jf_config *c, const char *n, const char *v, char 
 	return 0;
 }
 
-static int env_netpoll(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	uint64_t x;
-	if (jf_parse_u64(v, false, &x) || x > 1000000)
-		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 1000000", n, v);
-	c->netpoll_ns = x * 1000u;
-	return 0;
-}
 
-static int env_netpoll_irq(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	if (jf_parse_bool(v, &c->netpoll_irq))
-		return jf_errf(e, el, "%s='%s': expected 0 (busy workers poll) or 1 (readiness "
-			    "kicks a busy worker; docs/netpoll-irq.md)", n, v);
-	return 0;
-}
 
 static int env_schedtrace(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
 {
@@ -463,23 +407,7 @@ static int env_preempt(struct jf_config *c, const char *n, const char *v, char *
 	return 0;
 }
 
-static int env_quantum(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	uint64_t x;
-	if (jf_parse_u64(v, false, &x) || x < 1 || x > 1000000)
-		return jf_errf(e, el, "%s='%s': expected microseconds from 1 to 1000000", n, v);
-	c->quantum_ns = x * 1000u;
-	return 0;
-}
 
-static int env_grace(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	uint64_t x;
-	if (jf_parse_u64(v, false, &x) || x > 1000000)
-		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 1000000", n, v);
-	c->grace_ns = x * 1000u;
-	return 0;
-}
 
 /* A signal by number ("23"), name ("SIGURG", "URG") or real-time offset ("SIGRTMIN+3"). */
 static int parse_signal(int *out, const char *n, const char *v, char *e, size_t el)
@@ -527,31 +455,8 @@ static int env_pfn_signal(struct jf_config *c, const char *n, const char *v, cha
 	return parse_signal(&c->pfn_signal, n, v, e, el);
 }
 
-static int env_lock_defer(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	uint64_t x;
-	if (jf_parse_u64(v, false, &x) || x > 10000)
-		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 10000", n, v);
-	c->lock_defer_ns = x * 1000u;
-	return 0;
-}
 
-static int env_lock_handoff(struct jf_config *c, const char *n, const char *v, char *e,
-			    size_t el)
-{
-	if (jf_parse_bool(v, &c->lock_handoff))
-		return jf_errf(e, el, "%s='%s': expected 0 or 1", n, v);
-	return 0;
-}
 
-static int env_lock_spin(struct jf_config *c, const char *n, const char *v, char *e, size_t el)
-{
-	uint64_t x;
-	if (jf_parse_u64(v, false, &x) || x > 1000)
-		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to 1000", n, v);
-	c->lock_spin_ns = x * 1000u;
-	return 0;
-}
 
 static const char *const clock_names[JF_CLOCK_NR_KINDS] = {"tsc", "monotonic"};
 
@@ -598,41 +503,79 @@ static int env_blocking_idle(struct jf_config *c, const char *n, const char *v, 
 	return 0;
 }
 
-static int env_blocking_spin(struct jf_config *c, const char *n, const char *v, char *e,
-			     size_t el)
-{
-	uint64_t x;
-	if (jf_parse_u64(v, false, &x) || x > MAX_BLOCKING_SPIN_US)
-		return jf_errf(e, el, "%s='%s': expected microseconds from 0 to %llu", n, v,
-			    MAX_BLOCKING_SPIN_US);
-	c->blocking_spin_ns = x * 1000u;
-	return 0;
-}
 
-static const struct {
+/*
+ * One entry per variable. The plain ones are data: a 0/1 flag (ENV_BOOL) or a duration written
+ * in microseconds and kept in nanoseconds (ENV_US, within [min, max] us), at @off in struct
+ * jf_config; the others have their own parser (ENV_FN, @apply).
+ */
+enum env_kind { ENV_FN, ENV_BOOL, ENV_US };
+
+static const struct env_var {
 	const char *name;
 	env_apply_fn apply;
+	enum env_kind kind;
+	size_t off;
+	uint64_t min, max;
 } env_vars[] = {
-	{"JIFFY_WORKERS", env_workers},   {"JIFFY_PIN", env_pin},
-	{"JIFFY_POLICY", env_policy},     {"JIFFY_STACK_SIZE", env_stack},
-	{"JIFFY_STACK_CACHE", env_cache}, {"JIFFY_SPIN_US", env_spin},
-	{"JIFFY_SPIN_MAX_US", env_spin_max},
-	{"JIFFY_STATS", env_stats},       {"JIFFY_CLOCK", env_clock},
-	{"JIFFY_PREEMPT", env_preempt},   {"JIFFY_QUANTUM_US", env_quantum},
-	{"JIFFY_GRACE_US", env_grace},    {"JIFFY_PREEMPT_SIGNAL", env_signal},
-	{"JIFFY_PFN_SIGNAL", env_pfn_signal},
-	{"JIFFY_TIMER_SPIN", env_timer_spin},  {"JIFFY_NETPOLL_US", env_netpoll},
-	{"JIFFY_PREEMPT_SKIP", env_preempt_skip},
-	{"JIFFY_PTHREAD_SHIM", env_pthread_shim},
-	{"JIFFY_SCHEDTRACE", env_schedtrace},        {"JIFFY_STALL_REPORT", env_stall},
-	{"JIFFY_BLOCKING_THREADS", env_blocking_threads},
-	{"JIFFY_BLOCKING_QUEUE", env_blocking_queue},
-	{"JIFFY_BLOCKING_IDLE_MS", env_blocking_idle},
-	{"JIFFY_BLOCKING_SPIN_US", env_blocking_spin},
-	{"JIFFY_LOCK_DEFER_US", env_lock_defer},     {"JIFFY_LOCK_SPIN_US", env_lock_spin},
-	{"JIFFY_LOCK_HANDOFF", env_lock_handoff},
-	{"JIFFY_NETPOLL_IRQ", env_netpoll_irq},
+#define ENV_BOOL_AT(var, field) {var, NULL, ENV_BOOL, offsetof(struct jf_config, field), 0, 1}
+#define ENV_US_AT(var, field, lo, hi)                                                              \
+	{var, NULL, ENV_US, offsetof(struct jf_config, field), lo, hi}
+	{"JIFFY_WORKERS", env_workers, ENV_FN, 0, 0, 0},
+	ENV_BOOL_AT("JIFFY_PIN", pin_workers),
+	{"JIFFY_POLICY", env_policy, ENV_FN, 0, 0, 0},
+	{"JIFFY_STACK_SIZE", env_stack, ENV_FN, 0, 0, 0},
+	{"JIFFY_STACK_CACHE", env_cache, ENV_FN, 0, 0, 0},
+	ENV_US_AT("JIFFY_SPIN_US", spin_ns, 0, MAX_SPIN_US),
+	{"JIFFY_SPIN_MAX_US", env_spin_max, ENV_FN, 0, 0, 0},
+	ENV_BOOL_AT("JIFFY_STATS", stats),
+	{"JIFFY_CLOCK", env_clock, ENV_FN, 0, 0, 0},
+	{"JIFFY_PREEMPT", env_preempt, ENV_FN, 0, 0, 0},
+	ENV_US_AT("JIFFY_QUANTUM_US", quantum_ns, 1, 1000000),
+	ENV_US_AT("JIFFY_GRACE_US", grace_ns, 0, 1000000),
+	{"JIFFY_PREEMPT_SIGNAL", env_signal, ENV_FN, 0, 0, 0},
+	{"JIFFY_PFN_SIGNAL", env_pfn_signal, ENV_FN, 0, 0, 0},
+	ENV_BOOL_AT("JIFFY_TIMER_SPIN", timer_spin),
+	ENV_US_AT("JIFFY_NETPOLL_US", netpoll_ns, 0, 1000000),
+	ENV_BOOL_AT("JIFFY_PREEMPT_SKIP", preempt_skip),
+	ENV_BOOL_AT("JIFFY_PTHREAD_SHIM", pthread_shim),
+	{"JIFFY_SCHEDTRACE", env_schedtrace, ENV_FN, 0, 0, 0},
+	{"JIFFY_STALL_REPORT", env_stall, ENV_FN, 0, 0, 0},
+	{"JIFFY_BLOCKING_THREADS", env_blocking_threads, ENV_FN, 0, 0, 0},
+	{"JIFFY_BLOCKING_QUEUE", env_blocking_queue, ENV_FN, 0, 0, 0},
+	{"JIFFY_BLOCKING_IDLE_MS", env_blocking_idle, ENV_FN, 0, 0, 0},
+	ENV_US_AT("JIFFY_BLOCKING_SPIN_US", blocking_spin_ns, 0, MAX_BLOCKING_SPIN_US),
+	ENV_US_AT("JIFFY_LOCK_DEFER_US", lock_defer_ns, 0, 10000),
+	ENV_US_AT("JIFFY_LOCK_SPIN_US", lock_spin_ns, 0, 1000),
+	ENV_BOOL_AT("JIFFY_LOCK_HANDOFF", lock_handoff),
+	ENV_BOOL_AT("JIFFY_NETPOLL_IRQ", netpoll_irq),
+#undef ENV_BOOL_AT
+#undef ENV_US_AT
 };
+
+/* Apply variable @ev = @v to @c (its parser, or the table's kind). */
+static int env_apply(const struct env_var *ev, struct jf_config *c, const char *v, char *e,
+		     size_t el)
+{
+	char *field = (char *)c + ev->off;
+	uint64_t x;
+
+	switch (ev->kind) {
+	case ENV_BOOL:
+		if (jf_parse_bool(v, (bool *)(void *)field))
+			return jf_errf(e, el, "%s='%s': expected 0 or 1", ev->name, v);
+		return 0;
+	case ENV_US:
+		if (jf_parse_u64(v, false, &x) || x < ev->min || x > ev->max)
+			return jf_errf(e, el, "%s='%s': expected microseconds from %llu to %llu",
+				    ev->name, v, (unsigned long long)ev->min,
+				    (unsigned long long)ev->max);
+		*(uint64_t *)(void *)field = x * 1000u;
+		return 0;
+	default:
+		return ev->apply(c, ev->name, v, e, el);
+	}
+}
 
 /*
  * The parameters the environment has set so far in one jf_config_apply_env(): a parameter set
@@ -736,8 +679,7 @@ int jf_config_apply_env(struct jf_config *cfg, char *err, size_t errlen)
 		len = (size_t)(eq - *ep);
 		for (size_t i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++) {
 			if (strlen(env_vars[i].name) == len && !strncmp(*ep, env_vars[i].name, len)) {
-				int rc = env_vars[i].apply(&tmp, env_vars[i].name, eq + 1, err,
-							   errlen);
+				int rc = env_apply(&env_vars[i], &tmp, eq + 1, err, errlen);
 				if (rc)
 					return rc;
 				known = true;
