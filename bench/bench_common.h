@@ -117,22 +117,18 @@ static inline uint64_t bench_scale(uint64_t iters, uint64_t elapsed_ns)
 }
 
 /**
- * bench_run() - calibrate and time @fn, then print its line for @runtime and @op.
- * Return: 0, or -1 if the op reported no operations (it then prints "n/a").
+ * bench_measure() - calibrate @fn to the target run time, then time it @reps times into
+ * @ns_per_op, sorted (ns per operation). Return: 0, or -1 if the op reported no operations.
  */
-static inline int bench_run(const char *runtime, const char *op, bench_fn fn, void *ctx)
+static inline int bench_measure(bench_fn fn, void *ctx, double *ns_per_op, int reps)
 {
 	uint64_t iters = 16;
 	struct bench_sample s;
-	double ns_per_op[BENCH_REPS];
 
 	for (;;) {
 		s = fn(ctx, iters);
-		if (s.ops == 0) {
-			fprintf(stderr, "%s: %s: the op reported no operations\n", runtime, op);
-			bench_print_na(runtime, op);
+		if (s.ops == 0)
 			return -1;
-		}
 		if (s.elapsed_ns >= BENCH_CALIB_NS || iters >= BENCH_MAX_ITERS)
 			break;
 		/* Aim the next calibration run at twice the threshold, growing at most 100x. */
@@ -149,11 +145,27 @@ static inline int bench_run(const char *runtime, const char *op, bench_fn fn, vo
 	s = fn(ctx, iters);
 	iters = bench_scale(iters, s.elapsed_ns);
 
-	for (int r = 0; r < BENCH_REPS; r++) {
+	for (int r = 0; r < reps; r++) {
 		s = fn(ctx, iters);
 		ns_per_op[r] = s.ops ? (double)s.elapsed_ns / (double)s.ops : 0.0;
 	}
-	bench_sort(ns_per_op, BENCH_REPS);
+	bench_sort(ns_per_op, reps);
+	return 0;
+}
+
+/**
+ * bench_run() - calibrate and time @fn, then print its line for @runtime and @op.
+ * Return: 0, or -1 if the op reported no operations (it then prints "n/a").
+ */
+static inline int bench_run(const char *runtime, const char *op, bench_fn fn, void *ctx)
+{
+	double ns_per_op[BENCH_REPS];
+
+	if (bench_measure(fn, ctx, ns_per_op, BENCH_REPS) != 0) {
+		fprintf(stderr, "%s: %s: the op reported no operations\n", runtime, op);
+		bench_print_na(runtime, op);
+		return -1;
+	}
 	printf("%s\t%s\t%.1f\t%.1f\n", runtime, op, ns_per_op[0], ns_per_op[BENCH_REPS / 2]);
 	fflush(stdout);
 	return 0;

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <thread>
 
+#include "bench_pin.h"
 #include "bench_common.h"
 
 namespace {
@@ -39,27 +40,16 @@ uint64_t now_ns()
 
 void find_cpus()
 {
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
-		perror("fiber_bench: sched_getaffinity");
+	int rc = bench_find_cpus(&cpu_first, &cpu_second);
+	if (rc) {
+		fprintf(stderr, "fiber_bench: sched_getaffinity: %s\n", strerror(rc));
 		exit(1);
-	}
-	for (int c = 0; c < CPU_SETSIZE; c++) {
-		if (!CPU_ISSET(c, &set))
-			continue;
-		if (cpu_first < 0)
-			cpu_first = c;
-		else if (cpu_second < 0)
-			cpu_second = c;
 	}
 }
 
 void pin_self(int cpu)
 {
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	int rc = bench_pin_self(cpu);
 	if (rc) {
 		fprintf(stderr, "fiber_bench: pthread_setaffinity_np: %s\n", strerror(rc));
 		exit(1);

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_pin.h"
 #include "sync_common.h"
 
 namespace {
@@ -53,25 +54,13 @@ uint64_t now_ns()
 
 void find_cpus()
 {
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+	if (bench_find_cpus(&cpu_first, &cpu_second) != 0)
 		die("sched_getaffinity failed");
-	for (int c = 0; c < CPU_SETSIZE; c++) {
-		if (!CPU_ISSET(c, &set))
-			continue;
-		if (cpu_first < 0)
-			cpu_first = c;
-		else if (cpu_second < 0)
-			cpu_second = c;
-	}
 }
 
 void pin_self(int cpu)
 {
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
+	if (bench_pin_self(cpu) != 0)
 		die("pthread_setaffinity_np failed");
 }
 

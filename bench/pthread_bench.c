@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_pin.h"
 #include "bench_common.h"
 
 #define RUNTIME "pthread"
@@ -42,17 +43,9 @@ static void die(const char *what, int err)
 
 static void find_cpus(void)
 {
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		die("sched_getaffinity", errno);
-	for (int c = 0; c < CPU_SETSIZE; c++) {
-		if (!CPU_ISSET(c, &set))
-			continue;
-		if (cpu_first < 0)
-			cpu_first = c;
-		else if (cpu_second < 0)
-			cpu_second = c;
-	}
+	int rc = bench_find_cpus(&cpu_first, &cpu_second);
+	if (rc)
+		die("sched_getaffinity", rc);
 }
 
 /* spawn_on_cpu() - start @fn(@arg) on a thread pinned to @cpu from its first instruction. */

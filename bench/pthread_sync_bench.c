@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "bench_pin.h"
 #include "sync_common.h"
 
 #define RUNTIME "pthread"
@@ -44,25 +45,14 @@ static void die(const char *what, int err)
 
 static void find_cpus(void)
 {
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		die("sched_getaffinity", errno);
-	for (int c = 0; c < CPU_SETSIZE; c++) {
-		if (!CPU_ISSET(c, &set))
-			continue;
-		if (cpu_first < 0)
-			cpu_first = c;
-		else if (cpu_second < 0)
-			cpu_second = c;
-	}
+	int rc = bench_find_cpus(&cpu_first, &cpu_second);
+	if (rc)
+		die("sched_getaffinity", rc);
 }
 
 static void pin_self(int cpu)
 {
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	int rc = bench_pin_self(cpu);
 	if (rc)
 		die("pthread_setaffinity_np", rc);
 }

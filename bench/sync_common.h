@@ -98,34 +98,12 @@ static inline void bench_sync_print_na(const char *runtime, const char *op, cons
  */
 static inline int bench_sync_run(const char *runtime, const char *op, bench_fn fn, void *ctx)
 {
-	uint64_t iters = 16;
-	struct bench_sample s;
 	double ns_per_op[BENCH_SYNC_REPS];
 
-	for (;;) {
-		s = fn(ctx, iters);
-		if (s.ops == 0) {
-			bench_sync_print_na(runtime, op, "the op reported no operations");
-			return -1;
-		}
-		if (s.elapsed_ns >= BENCH_CALIB_NS || iters >= BENCH_MAX_ITERS)
-			break;
-		uint64_t grow = s.elapsed_ns ? 2 * BENCH_CALIB_NS / s.elapsed_ns + 1 : 100;
-		if (grow > 100)
-			grow = 100;
-		if (grow < 2)
-			grow = 2;
-		iters *= grow;
+	if (bench_measure(fn, ctx, ns_per_op, BENCH_SYNC_REPS) != 0) {
+		bench_sync_print_na(runtime, op, "the op reported no operations");
+		return -1;
 	}
-	iters = bench_scale(iters, s.elapsed_ns);
-	s = fn(ctx, iters);
-	iters = bench_scale(iters, s.elapsed_ns);
-
-	for (int r = 0; r < BENCH_SYNC_REPS; r++) {
-		s = fn(ctx, iters);
-		ns_per_op[r] = s.ops ? (double)s.elapsed_ns / (double)s.ops : 0.0;
-	}
-	bench_sort(ns_per_op, BENCH_SYNC_REPS);
 	printf("%s\t%s\t%.1f\t%.1f\t%.1f\n", runtime, op, ns_per_op[0],
 	       ns_per_op[BENCH_SYNC_REPS / 2], ns_per_op[BENCH_SYNC_REPS - 1]);
 	fflush(stdout);
