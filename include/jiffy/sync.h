@@ -50,7 +50,6 @@ typedef struct jf_mutex {
 	uint32_t lock;           /* private: spinlock protecting waiters */
 	struct jf_thread *owner; /* private */
 	struct jf_waitq waiters; /* private */
-	uint64_t owner_run;      /* private: the owner's worker and run when it took it (spinning) */
 } jf_mutex_t;
 
 /** struct jf_cond - a condition variable, used with a jf_mutex_t. */
@@ -108,7 +107,7 @@ typedef struct jf_once {
 } jf_once_t;
 
 /** JF_MUTEX_INITIALIZER - an unlocked jf_mutex_t, for static initialisation (as zeroes are). */
-#define JF_MUTEX_INITIALIZER {0, 0, 0, {0, 0}, 0}
+#define JF_MUTEX_INITIALIZER {0, 0, 0, {0, 0}}
 /** JF_RWLOCK_INITIALIZER - an unlocked jf_rwlock_t (as zeroes are). */
 #define JF_RWLOCK_INITIALIZER {0, 0, 0, {0, 0}, {0, 0}}
 /** JF_SEM_INITIALIZER() - a jf_sem_t with @n units (at most JF_SEM_VALUE_MAX). */

@@ -278,7 +278,7 @@ static void *worker_main(void *arg)
 		/* A preemption signal left its uthread here: finish the preemption (thread.c). */
 		if (JF_UNLIKELY(w->preempted != NULL) && jf_sched_finish_preempt(w))
 			continue;
-		w->cur = NULL;
+		__atomic_store_n(&w->cur, NULL, __ATOMIC_RELAXED); /* read by mutex spinners */
 		__atomic_store_n(&w->run_start_ns, 0, __ATOMIC_RELEASE); /* nothing to preempt */
 		jf_pcount_set(1);
 		if (stopping(rt))

@@ -162,7 +162,8 @@ enum worker_park_state {
 struct worker {
 	int id;
 	pthread_t pthread;
-	struct jf_thread *cur;      /* running uthread, NULL in the scheduler loop */
+	struct jf_thread *cur;      /* running uthread, NULL in the scheduler loop (stored atomically:
+				     * other workers read it, src/sync/mutex.c's spinning) */
 	struct jf_thread *reap;     /* exited detached uthread whose stack must be freed */
 	struct jf_thread *handoff;  /* picked, but still on another CPU: the loop runs it */
 	struct jf_ctx sched_ctx;    /* the scheduler loop on the pthread stack */

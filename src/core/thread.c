@@ -182,7 +182,7 @@ static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
 	next->on_cpu = 1;
 	__atomic_store_n(&next->worker, w, __ATOMIC_RELAXED); /* jf_cancel() reads it (pfn.c) */
 	jf_drv_run_start(&jf_rt->drv, w->id, &next->task, now);
-	w->cur = next;
+	__atomic_store_n(&w->cur, next, __ATOMIC_RELAXED); /* read by mutex spinners */
 	jf_local_cur = next->local_fast; /* jf_local_get() (local.c) */
 	jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, delay);
 	JF_VIEW_SET(next, vstate, UV_RUNNING);
@@ -381,7 +381,7 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 	if (next == cur) { /* woken or re-picked before it left: keep running */
 		jf_ut_set_state(cur, UT_FROM(UT_RUNNABLE), UT_RUNNING);
 		now = jf_now_ns();
-		w->cur = cur;
+		__atomic_store_n(&w->cur, cur, __ATOMIC_RELAXED); /* read by mutex spinners */
 		/* picked again: a new run for the policy */
 		jf_drv_run_start(&jf_rt->drv, w->id, &cur->task, now);
 		leave_run(w, cur, now, true);
@@ -404,7 +404,7 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		jf_ctx_switch(&cur->ctx, &next->ctx, &cur->on_cpu);
 	} else {
 		leave_run(w, cur, jf_now_ns(), enq != NULL);
-		w->cur = NULL;
+		__atomic_store_n(&w->cur, NULL, __ATOMIC_RELAXED); /* read by mutex spinners */
 		asan_enter_sched(&fake, w);
 		jf_tsan_release(&cur->on_cpu);
 		tsan_enter(w->tsan_fiber);
@@ -485,7 +485,7 @@ bool jf_sched_finish_preempt(struct worker *w)
 		       ? NULL /* shutting down: whatever was runnable is discarded */
 		       : pick_next(w, cur, JF_ENQ_PREEMPTED);
 	leave_run(w, cur, jf_now_ns(), true);
-	w->cur = NULL;
+	__atomic_store_n(&w->cur, NULL, __ATOMIC_RELAXED); /* read by mutex spinners */
 	jf_tsan_release(&cur->on_cpu);
 	__atomic_store_n(&cur->on_cpu, 0, __ATOMIC_RELEASE); /* queued and recorded: others may run it */
 	if (!next)
@@ -516,7 +516,7 @@ __attribute__((noreturn)) static void exit_switch(struct jf_thread *cur, struct 
 		jf_ctx_switch(&cur->ctx, &next->ctx, &cur->on_cpu);
 	} else {
 		leave_run(w, cur, jf_now_ns(), false);
-		w->cur = NULL;
+		__atomic_store_n(&w->cur, NULL, __ATOMIC_RELAXED); /* read by mutex spinners */
 		asan_enter_sched(NULL, w);
 		jf_tsan_release(&cur->on_cpu);
 		tsan_enter(w->tsan_fiber);

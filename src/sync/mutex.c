@@ -21,10 +21,11 @@
  * when the last one left between its look and the lock).
  *
  * Spinning (jf_config.lock_spin_ns): a contended locker first spins while the holder is running
- * on another worker, i.e. while that worker is still in the run (owner_run: worker + run_seq) in
- * which the holder took the mutex. A holder that was switched out will not release it soon, so
- * spinning stops at once then, and when the mutex goes to queued waiters by handoff. Only worker
- * and run counters are read: never the holder's jf_thread, which may be freed by then.
+ * on another worker, i.e. while it is some other worker's current uthread (worker.cur, compared
+ * by pointer: the holder's jf_thread is never dereferenced, as it may be freed by then; a reused
+ * one only prolongs a bounded spin). A holder that was switched out will not release it soon,
+ * so spinning stops at once then, and when the mutex goes to queued waiters by handoff. Nothing
+ * is recorded for spinners at the lock itself: the uncontended path stays one CAS and one store.
  */
 #include <errno.h>
 #include <string.h>
@@ -36,8 +37,6 @@
 #define MX_WAITERS 2u
 #define MX_STARVING 4u
 #define STARVE_NS 1000000ull /* Go's starvationThresholdNs */
-#define RUN_SEQ_BITS 48
-#define RUN_SEQ_MASK ((1ull << RUN_SEQ_BITS) - 1)
 
 void jf_mutex_init(jf_mutex_t *m)
 {
@@ -63,17 +62,22 @@ static bool try_barge(jf_mutex_t *m)
 	return false;
 }
 
-/* @cur owns @m now: record it (and where it runs, for spinners). */
+/* @cur owns @m now: record it (spinners look for it among the workers' running uthreads). */
 static void owned(jf_mutex_t *m, struct jf_thread *cur)
 {
-	struct worker *w = cur->worker;
-	uint64_t seq = __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED);
-
 	__atomic_store_n(&m->owner, cur, __ATOMIC_RELAXED);
-	__atomic_store_n(&m->owner_run,
-			 ((uint64_t)(w->id + 1) << RUN_SEQ_BITS) | (seq & RUN_SEQ_MASK),
-			 __ATOMIC_RELAXED);
 	holder_acquired(cur);
+}
+
+/* The worker other than @self running @t now, or -1 (@hint first: where it ran at the last look). */
+static int running_on(const struct runtime *rt, const struct jf_thread *t, int self, int hint)
+{
+	if (hint >= 0 && __atomic_load_n(&rt->workers[hint].cur, __ATOMIC_RELAXED) == t)
+		return hint;
+	for (int i = 0; i < rt->nworkers; i++)
+		if (i != self && __atomic_load_n(&rt->workers[i].cur, __ATOMIC_RELAXED) == t)
+			return i;
+	return -1;
 }
 
 /* Spin while @m's holder runs on another worker, up to lock_spin_ns. Return: true if acquired. */
@@ -81,27 +85,22 @@ static bool spin_acquire(jf_mutex_t *m, struct jf_thread *cur)
 {
 	struct runtime *rt = jf_rt;
 	uint64_t spin = rt->cfg.lock_spin_ns, end;
+	int where = -1;
 
 	if (!spin || rt->nworkers < 2)
 		return false;
 	end = jf_now_ns() + spin;
 	do {
-		uint64_t run = __atomic_load_n(&m->owner_run, __ATOMIC_RELAXED);
+		struct jf_thread *holder = __atomic_load_n(&m->owner, __ATOMIC_RELAXED);
 		uint32_t s = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
-		int ow = (int)(run >> RUN_SEQ_BITS) - 1;
-		struct worker *k;
 
 		if (try_barge(m))
 			return true;
 		if ((s & MX_STARVING) || ((s & MX_WAITERS) && rt->cfg.lock_handoff))
 			return false; /* it goes to a queued waiter, not to us */
-		if (ow < 0 || ow >= rt->nworkers || ow == cur->worker->id)
-			return false; /* no holder recorded yet, or it is not running (on our worker) */
-		k = &rt->workers[ow];
-		if ((__atomic_load_n(&k->run_seq, __ATOMIC_RELAXED) & RUN_SEQ_MASK) !=
-			    (run & RUN_SEQ_MASK) ||
-		    !__atomic_load_n(&k->run_start_ns, __ATOMIC_RELAXED))
-			return false; /* the holder was switched out: it will not release soon */
+		/* NULL: between a taker's CAS and its store of itself, or a release in progress */
+		if (holder && (where = running_on(rt, holder, cur->worker->id, where)) < 0)
+			return false; /* switched out (or on our worker): it will not release soon */
 		jf_cpu_relax();
 	} while (jf_now_ns() < end);
 	return false;
@@ -260,7 +259,6 @@ static void unlock_handoff(jf_mutex_t *m, struct jf_thread *cur)
 	if (!m->waiters.head)
 		__atomic_store_n(&m->state, MX_LOCKED, __ATOMIC_RELAXED);
 	__atomic_store_n(&m->owner, next, __ATOMIC_RELAXED);
-	/* The new owner's run is not known until it runs: spinners stop at the handoff. */
 	jf_spin_unlock(&m->lock);
 	jf_sched_make_runnable(cur->worker, next, JF_ENQ_WOKEN);
 }
@@ -273,8 +271,6 @@ static int jf_mutex_unlock_in_runtime(jf_mutex_t *m)
 	if (!cur || __atomic_load_n(&m->owner, __ATOMIC_RELAXED) != cur ||
 	    !(__atomic_load_n(&m->state, __ATOMIC_RELAXED) & MX_LOCKED))
 		return -EPERM;
-	/* owner_run stays: a spinner that sees the mutex free takes it; one that sees a new holder
-	 * reads that holder's run once it has stored it (owned()). */
 	__atomic_store_n(&m->owner, NULL, __ATOMIC_RELAXED);
 	holder_released(cur);
 	if (JF_LIKELY(__atomic_compare_exchange_n(&m->state, &s, 0, false, __ATOMIC_RELEASE,
