@@ -18,6 +18,9 @@
 #                  (bench/run_sync.sh, ~1 min), the
 #                  idle-spin measurement, the preemption benchmarks and the wakeup-latency
 #                  benchmark per policy (schbench)
+#   make perfcheck instructions per operation (yield, switch, spawn+join, mutex and condvar
+#                  handoff, cross-worker wake) counted with Valgrind under none and auto, against
+#                  the committed budget bench/perfcheck.budget: +2 % fails (part of make test, ~10 s)
 #   make calibrate jiffy-calibrate: the smallest quantum per mechanism on this machine
 #   make fuzz-smoke the libFuzzer targets of fuzz/ (RESP, the UDP protocol, JIFFY_*, jiffy-sim's
 #                  --dist and --arrivals), built with clang-14 in build-fuzz/ and run 5 s each
@@ -42,7 +45,7 @@ FUZZ_SECONDS ?= 300
 CMAKE   := cmake -G Ninja -DJIFFY_WERROR=ON
 
 .PHONY: docs calibrate all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
-	demo demo-http demo-bomb bench install clean fuzz fuzz-smoke model soak
+	demo demo-http demo-bomb bench install clean fuzz fuzz-smoke model soak perfcheck
 
 all: build
 
@@ -84,7 +87,14 @@ test-install: build
 	@echo "== install: the C and C++ examples via pkg-config, find_package(Jiffy) and libjiffy.a =="
 	@scripts/test-install.sh $(BUILD)
 
-test: test-plain test-asan test-tsan test-install fuzz-smoke
+test: test-plain perfcheck test-asan test-tsan test-install fuzz-smoke
+
+# The hot path's instruction budget (scripts/perfcheck.sh, bench/perfcheck.budget): instructions
+# per yield, switch, spawn+join, mutex and condvar handoff and cross-worker wake, counted with
+# Valgrind under none and auto; fails when one exceeds its budget by more than 2 %.
+perfcheck: build
+	@echo "== perfcheck: instructions per operation against bench/perfcheck.budget =="
+	@scripts/perfcheck.sh $(BUILD)
 
 fuzz-smoke: deps
 	@echo "== fuzz: each libFuzzer target for 5 s (fuzz/, docs/fuzzing.md) =="

@@ -92,6 +92,16 @@ build_target() { # runtime target
 	bin[$rt]=$path
 }
 
+# A cache configured before Boost.Fiber was installed keeps its NOTFOUND (make test configures
+# ./build before make bench installs the peers): forget Boost's cached search and look again.
+if ((cmake_ok)) && [[ $(cache_get JIFFY_BENCH_HAVE_BOOST_FIBER) != ON && -f /usr/include/boost/fiber/all.hpp ]]; then
+	progress "Boost.Fiber installed since $build was configured: reconfiguring"
+	stale=$(sed -n 's/^\([Bb]oost[A-Za-z0-9_]*\):[A-Z]*=.*NOTFOUND$/\1/p' "$build/CMakeCache.txt")
+	if ! cmake $(printf -- '-U%s ' $stale) -S "$root" -B "$build" >"$work/reconfigure.log" 2>&1; then
+		note_log "cmake reconfigure for Boost.Fiber failed ($build):" "$work/reconfigure.log"
+	fi
+fi
+
 if ((cmake_ok)); then
 	build_target jiffy jiffy_bench
 	build_target pthread pthread_bench
