@@ -96,7 +96,7 @@ build_target() { # runtime target
 # ./build before make bench installs the peers): forget Boost's cached search and look again.
 if ((cmake_ok)) && [[ $(cache_get JIFFY_BENCH_HAVE_BOOST_FIBER) != ON && -f /usr/include/boost/fiber/all.hpp ]]; then
 	progress "Boost.Fiber installed since $build was configured: reconfiguring"
-	stale=$(sed -n 's/^\([Bb]oost[A-Za-z0-9_]*\):[A-Z]*=.*NOTFOUND$/\1/p' "$build/CMakeCache.txt")
+	stale=$(sed -n 's/^\(_*[Bb]oost[A-Za-z0-9_]*\):[A-Z]*=.*NOTFOUND$/\1/p' "$build/CMakeCache.txt")
 	if ! cmake $(printf -- '-U%s ' $stale) -S "$root" -B "$build" >"$work/reconfigure.log" 2>&1; then
 		note_log "cmake reconfigure for Boost.Fiber failed ($build):" "$work/reconfigure.log"
 	fi

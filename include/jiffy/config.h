@@ -117,6 +117,10 @@ struct jf_config_param {
  *                not interrupt busy workers each quantum to poll (default
  *                false; not with preempt "none"). See docs/netpoll-irq.md.
  *                                                                      JIFFY_NETPOLL_IRQ=0|1
+ * @histograms:   keep the per-worker histograms of runnable delay and run length
+ *                (jf_stats_hist(), JF_HIST_RUNNABLE_DELAY and JF_HIST_RUN_LENGTH):
+ *                two records per switch, so off by default; on by itself
+ *                with @stats or @schedtrace_ns, which print them.       JIFFY_HIST=0|1
  * @schedtrace_ns: print one line of scheduler state per period to stderr
  *                (Go's schedtrace; 0: off, the default).              JIFFY_SCHEDTRACE=<ms>
  * @stall_report: report, with a backtrace, a uthread that keeps its worker
@@ -181,6 +185,7 @@ struct jf_config {
 	uint64_t lock_defer_ns;
 	uint64_t lock_spin_ns;
 	bool lock_handoff;
+	bool histograms;
 	unsigned nparams;
 	struct jf_config_param params[JF_CONFIG_PARAMS_MAX];
 };

@@ -131,7 +131,10 @@ struct jf_hist {
  *
  * Like the counters, a histogram read while the runtime runs is approximate (each bucket is
  * exact and monotonic; the buckets are not a consistent cut).
- * Return: 0; -EINVAL bad worker or kind; -ESRCH if no runtime runs.
+ * JF_HIST_RUNNABLE_DELAY and JF_HIST_RUN_LENGTH are recorded at every switch, and only when
+ * asked for (jf_config.histograms, JIFFY_HIST=1; or JIFFY_STATS, JIFFY_SCHEDTRACE).
+ * Return: 0; -EINVAL bad worker or kind; -ESRCH if no runtime runs; -ENODATA for those two
+ * when this runtime does not record them.
  */
 JF_API int jf_stats_hist(int w, enum jf_hist_kind kind, struct jf_hist *out);
 /**

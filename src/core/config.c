@@ -529,6 +529,7 @@ static const struct env_var {
 	ENV_US_AT("JIFFY_SPIN_US", spin_ns, 0, MAX_SPIN_US),
 	{"JIFFY_SPIN_MAX_US", env_spin_max, ENV_FN, 0, 0, 0},
 	ENV_BOOL_AT("JIFFY_STATS", stats),
+	ENV_BOOL_AT("JIFFY_HIST", histograms),
 	{"JIFFY_CLOCK", env_clock, ENV_FN, 0, 0, 0},
 	{"JIFFY_PREEMPT", env_preempt, ENV_FN, 0, 0, 0},
 	ENV_US_AT("JIFFY_QUANTUM_US", quantum_ns, 1, 1000000),
@@ -768,5 +769,6 @@ void jf_config_print(const struct jf_config *cfg, FILE *out)
 	fprintf(out, "lock_defer_us = %" PRIu64 "\n", cfg->lock_defer_ns / 1000u);
 	fprintf(out, "lock_spin_us = %" PRIu64 "\n", cfg->lock_spin_ns / 1000u);
 	fprintf(out, "lock_handoff = %d\n", cfg->lock_handoff);
+	fprintf(out, "histograms = %d\n", cfg->histograms);
 	print_params(cfg, out);
 }

@@ -380,6 +380,7 @@ static int runtime_create(const struct jf_config *cfg, struct runtime **out)
 		struct worker *w = &rt->workers[i];
 		w->id = i;
 		w->hist_late[0] = w->hist_late[1] = UINT64_MAX;
+		w->hist_on = cfg->histograms || cfg->stats || cfg->schedtrace_ns;
 		w->pfn_due_ns = UINT64_MAX;
 		w->spin_window_ns = rt->cfg.spin_ns;
 		w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);

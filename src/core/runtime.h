@@ -220,6 +220,9 @@ struct worker {
 	uint64_t pfn_poll; /* the safepoint word's value a budget stored (0: none) */
 
 	struct jf_worker_stats stats;
+	/* The switch path's histograms (JF_HIST_RUNNABLE_DELAY, JF_HIST_RUN_LENGTH) are kept: set
+	 * at start from jf_config.histograms, .stats, .schedtrace_ns; read-only after. */
+	bool hist_on;
 	/* Written by this worker only, like @stats (jf_hist_add()); read by stats.c and monitor.c. */
 	uint64_t enqueues, picks; /* made runnable by / picked by this worker (runnable = sum diff) */
 	uint64_t stall_seq;       /* monitor.c: the run (run_seq) a stall report was asked for */

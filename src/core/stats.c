@@ -74,6 +74,8 @@ int jf_stats_hist(int w, enum jf_hist_kind kind, struct jf_hist *out)
 		return -ESRCH;
 	if (w < -1 || w >= rt->nworkers || (unsigned)kind >= JF_HIST_NR || !out)
 		return -EINVAL;
+	if (kind <= JF_HIST_RUN_LENGTH && !rt->workers[0].hist_on)
+		return -ENODATA; /* the switch path's two: only when asked for (runtime.c) */
 	memset(out, 0, sizeof(*out));
 	for (int i = 0; i < rt->nworkers; i++)
 		if (w < 0 || w == i)
@@ -188,7 +190,8 @@ static void print_hists(FILE *out)
 	if (!h)
 		return;
 	for (int k = 0; k < JF_HIST_NR; k++) {
-		jf_stats_hist(-1, (enum jf_hist_kind)k, h);
+		if (jf_stats_hist(-1, (enum jf_hist_kind)k, h) != 0)
+			continue; /* not recorded in this runtime (JIFFY_HIST) */
 		if (!h->count && k >= JF_HIST_LATENESS_SAFEPOINT)
 			continue; /* a path this run's mechanism never took */
 		fprintf(out, "jiffy: histogram %s (ns)%s\n%-8s %12s %12s %12s %12s %12s %12s %12s\n",

@@ -171,7 +171,7 @@ static inline uint64_t ns_since(uint64_t now, uint64_t since)
  * mechanism compares it with its timers' expiries (a stale one can keep a timer "armed" that
  * fired already), and the outgoing uthread's stamps (leave_run) use it too.
  */
-static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
+static JF_HOT_INLINE uint64_t prepare_run(struct worker *w, struct jf_thread *next)
 {
 	uint64_t now, delay;
 
@@ -184,7 +184,8 @@ static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
 	jf_drv_run_start(&jf_rt->drv, w->id, &next->task, now);
 	__atomic_store_n(&w->cur, next, __ATOMIC_RELAXED); /* read by mutex spinners */
 	jf_local_cur = next->local_fast; /* jf_local_get() (local.c) */
-	jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, delay);
+	if (JF_UNLIKELY(w->hist_on))
+		jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, delay);
 	JF_VIEW_SET(next, vstate, UV_RUNNING);
 	JF_VIEW_SET(next, state_ns, now);
 	STAT_INC(w, switches);
@@ -215,7 +216,8 @@ static inline uint64_t prepare_run(struct worker *w, struct jf_thread *next)
  */
 static inline void leave_run(struct worker *w, struct jf_thread *cur, uint64_t now, bool requeued)
 {
-	jf_hist_defer(w, JF_HIST_RUN_LENGTH, ns_since(now, JF_VIEW_GET(cur, state_ns)));
+	if (JF_UNLIKELY(w->hist_on))
+		jf_hist_defer(w, JF_HIST_RUN_LENGTH, ns_since(now, JF_VIEW_GET(cur, state_ns)));
 	if (requeued || JF_VIEW_GET(cur, vstate) != UV_RUNNABLE)
 		JF_VIEW_SET(cur, state_ns, now);
 }
@@ -282,7 +284,7 @@ static inline void ready_for_policy(struct jf_thread *t, enum jf_enqueue_reason 
  * its enqueue concerns is told after the pick. Falls back to stealing when the policy allows it.
  * The order of the policy calls is the driver's (jf_drv_pick, jf_drv_requeue_pick).
  */
-static inline struct jf_thread *pick_next(struct worker *w, struct jf_thread *enq,
+static JF_HOT_INLINE struct jf_thread *pick_next(struct worker *w, struct jf_thread *enq,
 					  enum jf_enqueue_reason reason)
 {
 	struct jf_driver *d = &jf_rt->drv;
@@ -387,7 +389,8 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		leave_run(w, cur, now, true);
 		WORKER_INC(w, picks);
 		JF_VIEW_SET(cur, vstate, UV_RUNNING);
-		jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, 0);
+		if (JF_UNLIKELY(w->hist_on))
+			jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, 0);
 		if (JF_UNLIKELY(__atomic_load_n(&cur->cancel_req, __ATOMIC_RELAXED)))
 			jf_pfn_on_run(w, cur, now); /* cancelled while queued: as prepare_run() does */
 		*errno_slot() = cur->saved_errno; /* timers and wakeups above may make syscalls */
@@ -599,8 +602,8 @@ static void wakeup_preempt(struct worker *w, int target, struct jf_task *t)
 }
 
 /* @target's queue received @t for @reason: wake whoever should run or steal it. */
-static inline void after_enqueue(struct worker *w, int target, struct jf_task *t,
-				 enum jf_enqueue_reason reason)
+static JF_HOT_INLINE void after_enqueue(struct worker *w, int target, struct jf_task *t,
+				    enum jf_enqueue_reason reason)
 {
 	struct runtime *rt = jf_rt;
 

@@ -7,6 +7,7 @@
  *  - preemption lateness is recorded for the path that preempted (safepoint here, and the signal
  *    in builds that can follow signal preemption);
  *  - jf_stats_reset() starts counters and histograms from zero;
+ *  - without jf_config.histograms (JIFFY_HIST) the switch path's two histograms answer -ENODATA;
  *  - jf_dump_threads() lists uthreads blocked on a mutex, a condition variable and a sleep, and
  *    the running one, with their names and states.
  * With an argument it is the subject of tests/core/check_monitor.sh: "stall" computes past the
@@ -127,6 +128,19 @@ static void yielders(int n)
 		t[i] = jft_spawn(NULL, yield10, NULL);
 	for (int i = 0; i < n && i < 100; i++)
 		jft_join(t[i]);
+}
+
+/* Not asked for: the switch path records nothing, and says so; the lateness ones are kept. */
+static void *main_hist_off(void *arg)
+{
+	struct jf_hist h;
+
+	(void)arg;
+	yielders(10);
+	CHECK_EQ(jf_stats_hist(0, JF_HIST_RUN_LENGTH, &h), -ENODATA);
+	CHECK_EQ(jf_stats_hist(-1, JF_HIST_RUNNABLE_DELAY, &h), -ENODATA);
+	CHECK_EQ(jf_stats_hist(-1, JF_HIST_LATENESS_SAFEPOINT, &h), 0);
+	return NULL;
 }
 
 static void *main_reset(void *arg)
@@ -355,10 +369,18 @@ int main(int argc, char **argv)
 
 	jft_config(&cfg, 1);
 	snprintf(cfg.preempt, sizeof(cfg.preempt), "none");
+	cfg.histograms = true;
 	jft_run(&cfg, main_delay, NULL);
 
 	jft_config(&cfg, 2);
+	cfg.histograms = true;
 	jft_run(&cfg, main_reset, NULL);
+
+	jft_config(&cfg, 1);
+	cfg.histograms = false;
+	cfg.stats = false;
+	cfg.schedtrace_ns = 0;
+	jft_run(&cfg, main_hist_off, NULL);
 
 	run_late("safepoint", JF_HIST_LATENESS_SAFEPOINT, 1);
 #if !defined(__SANITIZE_THREAD__)
