@@ -82,6 +82,7 @@ static void tsc_calibrate(void)
 	clk.hz = (uint64_t)((unsigned __int128)(t2 - t1) * 1000000000u / (n2 - n1));
 	clk.mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / clk.hz);
 	clk.tsc_mult = (uint64_t)(((unsigned __int128)clk.hz << 32) / 1000000000u);
+	jf__tsc_mult = clk.tsc_mult;
 	clk.tsc0 = t2;
 	clk.ns0 = n2;
 	clk.tsc_ok = true;
@@ -148,6 +149,21 @@ uint64_t jf_tsc_hz(void)
 	jf_clock_init();
 	return __atomic_load_n(&clk.state, __ATOMIC_ACQUIRE) == CLK_TSC ? clk.hz : 0;
 }
+
+uint64_t jf_now_ns_tsc(uint64_t *tsc)
+{
+	if (JF_LIKELY(__atomic_load_n(&clk.state, __ATOMIC_ACQUIRE) == CLK_TSC)) {
+		int64_t d;
+		_mm_lfence(); /* as in jf_now_ns() */
+		*tsc = __rdtsc();
+		d = (int64_t)(*tsc - clk.tsc0);
+		return clk.ns0 + (uint64_t)(((__int128)d * (__int128)clk.mult) >> 32);
+	}
+	*tsc = 0;
+	return jf_now_ns();
+}
+
+uint64_t jf__tsc_mult;
 
 uint64_t jf_ns_to_tsc_ticks(uint64_t ns)
 {

@@ -200,6 +200,8 @@ struct worker {
 	pid_t tid;
 	struct jf__preempt_tls *ptls; /* this worker's jf__preempt (the flag is raised through it) */
 	uint64_t run_start_ns;        /* when the running uthread started; 0 in the loop */
+	uint64_t run_start_tsc;       /* the TSC value run_start_ns was read from (worker only;
+				       * deadline.c arms the word from it instead of an rdtsc) */
 	uint64_t run_seq;             /* +1 per switch into a uthread */
 	uint64_t run_due_ns;          /* when the policy should next be asked (slice op / quantum) */
 	uint32_t preempt_now;         /* wakeup preemption asked for: preempt whatever runs */
@@ -527,8 +529,17 @@ void jf_local_discard(struct jf_thread *t);
 void jf_clock_select(enum jf_clock_kind kind);
 /* Without a jf_clock_select() yet: choose the default (the TSC when invariant). */
 void jf_clock_init(void);
+/* jf_now_ns(), and the TSC value it was computed from in *@tsc (0 when the clock is not the
+ * TSC): the switch's one clock read, which "deadline" and "auto" also arm the word from. */
+uint64_t jf_now_ns_tsc(uint64_t *tsc);
 /* A duration as TSC ticks, rounded up (only meaningful when jf_tsc_hz() != 0). */
 uint64_t jf_ns_to_tsc_ticks(uint64_t ns);
+/* The same inline, for the switch path: the multiplier is set once, at calibration (clock.c). */
+extern uint64_t jf__tsc_mult;
+static inline uint64_t jf_ns_to_tsc_ticks_inline(uint64_t ns)
+{
+	return (uint64_t)(((unsigned __int128)ns * jf__tsc_mult) >> 32) + 1;
+}
 void jf_tsan_thread_created(struct jf_thread *t);
 void jf_tsan_thread_freed(struct jf_thread *t);
 void jf_tsan_worker_started(struct worker *w);

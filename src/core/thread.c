@@ -140,9 +140,9 @@ uint64_t jf_policy_slice(struct worker *w, uint64_t now)
 	return jf_drv_slice(&jf_rt->drv, w->id, w->cur ? &w->cur->task : NULL, now);
 }
 
-/* A new run begins on @w at @now: publish it to the mechanism; a request owed to the last run
+/* A new run of @next begins on @w at @now: publish it to the mechanism; a request owed to the last run
  * lapses. */
-static void preempt_new_run(struct worker *w, uint64_t now)
+static void preempt_new_run(struct worker *w, struct jf_thread *next, uint64_t now)
 {
 	/*
 	 * Clear first, publish second: the timer thread may raise the flag for the new run as soon
@@ -153,7 +153,8 @@ static void preempt_new_run(struct worker *w, uint64_t now)
 	__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->preempt_now, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
+	__atomic_store_n(&w->run_due_ns, now + jf_drv_slice(&jf_rt->drv, w->id, &next->task, now),
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
 	if (jf_rt->mech->on_run)
 		jf_rt->mech->on_run(w, now);
@@ -176,7 +177,7 @@ static JF_HOT_INLINE uint64_t prepare_run(struct worker *w, struct jf_thread *ne
 	uint64_t now, delay;
 
 	jf_wait_off_cpu(next);
-	now = jf_now_ns();
+	now = jf_now_ns_tsc(&w->run_start_tsc);
 	delay = ns_since(now, JF_VIEW_GET(next, state_ns));
 	jf_ut_set_state(next, UT_FROM(UT_RUNNABLE), UT_RUNNING);
 	next->on_cpu = 1;
@@ -197,7 +198,7 @@ static JF_HOT_INLINE uint64_t prepare_run(struct worker *w, struct jf_thread *ne
 	else if (JF_UNLIKELY(w->pfn_due_ns != UINT64_MAX))
 		__atomic_store_n(&w->pfn_due_ns, UINT64_MAX, __ATOMIC_RELAXED);
 	if (jf_rt->preempting) {
-		preempt_new_run(w, now);
+		preempt_new_run(w, next, now);
 	} else {
 		/* The stall monitor (monitor.c) reads when this run began. */
 		__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);

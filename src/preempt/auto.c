@@ -51,6 +51,7 @@
 #include <string.h>
 
 #include "../core/runtime.h"
+#include "deadline_arm.h"
 #include "preempt.h"
 
 /*
@@ -119,13 +120,14 @@ static bool expiry_fits(uint64_t e, uint64_t at, uint64_t now, bool owner)
 	return e > now && e <= at && (!owner || e + window_ns >= at);
 }
 
-/* Make @w's timer fire at @at (see expiry_fits() for @owner). */
-static void timer_at(struct worker *w, uint64_t at, uint64_t now, bool owner)
+/* Make @w's timer fire at @at (see expiry_fits() for @owner). An expiry that fits is one that
+ * was set, so the timer is there: looked at only when it must move. */
+static JF_HOT_INLINE void timer_at(struct worker *w, uint64_t at, uint64_t now, bool owner)
 {
 	struct auto_worker *a = &aw[w->id];
 
-	if (!jf_ptimer_present(w) ||
-	    expiry_fits(__atomic_load_n(&a->expiry_ns, __ATOMIC_RELAXED), at, now, owner))
+	if (expiry_fits(__atomic_load_n(&a->expiry_ns, __ATOMIC_RELAXED), at, now, owner) ||
+	    !jf_ptimer_present(w))
 		return;
 	jf_spin_lock(&a->lock);
 	if (!expiry_fits(a->expiry_ns, at, now, owner))
@@ -181,7 +183,7 @@ static void timer_keep(struct worker *w, uint64_t now)
 
 static void auto_on_run(struct worker *w, uint64_t now)
 {
-	uint64_t when = jf_deadline_arm(w, now, use_tsc, timer_keep);
+	uint64_t when = deadline_arm(w, now, use_tsc, timer_keep);
 
 	if (when != UINT64_MAX)
 		timer_at(w, when + grace_ns, now, true);
@@ -194,7 +196,7 @@ static void auto_on_park(struct worker *w)
 
 static void auto_on_work(struct worker *self, struct worker *target)
 {
-	uint64_t now, when = jf_deadline_notify(target, use_tsc, &now);
+	uint64_t now, when = jf_deadline_notify(target, use_tsc, &now, self == target);
 
 	/* Queued on its own worker (a wake of a uthread by the one running there): that run's own
 	 * rule, so the timer moves later rather than firing early at an older run's expiry. */
@@ -207,7 +209,7 @@ static void auto_kick(struct worker *w)
 	uint64_t now = jf_now_ns();
 
 	if (use_tsc)
-		jf_deadline_lower(w, 0, 0); /* due at once */
+		deadline_lower(w, 0, 0); /* due at once */
 	timer_at(w, now + grace_ns, now, false);
 }
 

@@ -41,6 +41,7 @@
 #include "../core/runtime.h"
 #include "preempt.h"
 #include "../net/netpoll.h"
+#include "deadline_arm.h"
 
 static int deadline_available(char *why, size_t len)
 {
@@ -55,77 +56,29 @@ static int deadline_available(char *why, size_t len)
 
 uint64_t jf_deadline_due_ns(struct runtime *rt, struct worker *w)
 {
-	uint64_t when = UINT64_MAX, tdl = jf_timers_next(w);
-
-	if (!rt->cfg.preempt_skip || jf_drv_has_work(&rt->drv, w->id) ||
-	    jf_netpoll_wants_busy_poll())
-		when = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
-	return tdl < when ? tdl : when;
-}
-
-/*
- * The TSC value at jf_now_ns() time @when (it is @now), never early (a safepoint that fired a few
- * ns before the due time would find the quantum not over, skip and fire again): converted as a
- * distance from now, rounded up, so no error accumulates with the time since calibration.
- * 1: at once (0 means "never").
- */
-static uint64_t tsc_at(uint64_t when, uint64_t now)
-{
-	return when > now ? __rdtsc() + jf_ns_to_tsc_ticks(when - now) : 1;
+	return deadline_due_ns(rt, w);
 }
 
 uint64_t jf_deadline_lower(struct worker *w, uint64_t when, uint64_t now)
 {
-	uint64_t tsc = tsc_at(when, now), cur;
-
-	cur = __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED);
-	while (cur == 0 || cur > tsc) {
-		if (__atomic_compare_exchange_n(&w->ptls->poll, &cur, tsc, false, __ATOMIC_RELEASE,
-						__ATOMIC_RELAXED)) {
-			/* compiler probes counting down toward the old due time: look now */
-			__atomic_store_n(&w->ptls->probe_left, 0, __ATOMIC_RELAXED);
-			return tsc;
-		}
-	}
-	return 0;
+	return deadline_lower(w, when, now);
 }
 
 uint64_t jf_deadline_arm(struct worker *w, uint64_t now, bool publish,
 			 void (*disarm)(struct worker *w, uint64_t now))
 {
-	struct runtime *rt = jf_rt;
-	uint64_t when = jf_deadline_due_ns(rt, w);
-	/* The word also stops a preemptible function whose budget is out (pfn.c); the due time
-	 * returned (auto's timer) does not include it: pfn.c's own timer is that backstop. */
-	uint64_t pfn = __atomic_load_n(&w->pfn_due_ns, __ATOMIC_RELAXED);
-
-	if (when != UINT64_MAX || pfn != UINT64_MAX) {
-		if (publish) {
-			__atomic_store_n(&w->ptls->poll, tsc_at(when < pfn ? when : pfn, now),
-					 __ATOMIC_RELAXED);
-			/* compiler probes: read the TSC at the next one */
-			__atomic_store_n(&w->ptls->probe_left, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&w->ptls->probe_tsc, 0, __ATOMIC_RELAXED);
-		}
-		if (when != UINT64_MAX)
-			return when;
-	}
-	if (publish && pfn == UINT64_MAX)
-		__atomic_store_n(&w->ptls->poll, 0, __ATOMIC_RELAXED);
-	if (disarm)
-		disarm(w, now);
-	jf_smp_mb(); /* pairs with the one in jf_deadline_notify() */
-	when = jf_deadline_due_ns(rt, w);
-	if (when != UINT64_MAX && publish)
-		jf_deadline_lower(w, when, now);
-	return when;
+	return deadline_arm(w, now, publish, disarm);
 }
 
-uint64_t jf_deadline_notify(struct worker *target, bool publish, uint64_t *now)
+uint64_t jf_deadline_notify(struct worker *target, bool publish, uint64_t *now, bool own)
 {
 	uint64_t when;
 
-	jf_smp_mb(); /* the enqueue before the look at @target: see the file comment */
+	/* The enqueue before the look at @target: see the file comment. Work queued by @target's
+	 * own thread (a wake or spawn by the uthread running there, a timer of its loop) needs no
+	 * barrier: that thread's on_run came before it in program order. */
+	if (!own)
+		jf_smp_mb();
 	if (!__atomic_load_n(&target->run_start_ns, __ATOMIC_ACQUIRE))
 		return UINT64_MAX; /* in its scheduler loop: it finds the work itself */
 	when = jf_deadline_due_ns(jf_rt, target);
@@ -139,20 +92,19 @@ uint64_t jf_deadline_notify(struct worker *target, bool publish, uint64_t *now)
 
 static void deadline_on_run(struct worker *w, uint64_t now)
 {
-	jf_deadline_arm(w, now, true, NULL);
+	deadline_arm(w, now, true, NULL);
 }
 
 static void deadline_on_work(struct worker *self, struct worker *target)
 {
 	uint64_t now;
 
-	(void)self;
-	jf_deadline_notify(target, true, &now);
+	jf_deadline_notify(target, true, &now, self == target);
 }
 
 static void deadline_kick(struct worker *w)
 {
-	jf_deadline_lower(w, 0, 0); /* due at once */
+	deadline_lower(w, 0, 0); /* due at once */
 }
 
 const struct jf_preempt_mech jf_mech_deadline = {

@@ -188,8 +188,9 @@ bool jf_ptimer_present(struct worker *w);
  * jf_deadline_arm(): on_run: with @publish, store the due time in @w's word (0 when none); when
  *     there is none, call @disarm (may be NULL) before the barrier and the second look, so that a
  *     jf_deadline_notify() after it is seen. Return: the due time armed.
- * jf_deadline_notify(): on_work, from the thread that queued work for @target: the barrier, then
- *     with @publish lower @target's word to its due time. Return: that due time (and the clock
+ * jf_deadline_notify(): on_work, from the thread that queued work for @target: the barrier (not
+ *     when @own: the caller is @target's own thread), then with @publish lower @target's word
+ *     to its due time. Return: that due time (and the clock
  *     read in *@now), UINT64_MAX when @target is in its scheduler loop or nothing is due.
  * jf_deadline_lower(): lower @w's word to @when (0: at once) unless it is due sooner. Return:
  *     the value stored, 0 if the word was due sooner already.
@@ -197,7 +198,7 @@ bool jf_ptimer_present(struct worker *w);
 uint64_t jf_deadline_due_ns(struct runtime *rt, struct worker *w);
 uint64_t jf_deadline_arm(struct worker *w, uint64_t now, bool publish,
 			 void (*disarm)(struct worker *w, uint64_t now));
-uint64_t jf_deadline_notify(struct worker *target, bool publish, uint64_t *now);
+uint64_t jf_deadline_notify(struct worker *target, bool publish, uint64_t *now, bool own);
 uint64_t jf_deadline_lower(struct worker *w, uint64_t when, uint64_t now);
 
 /* The timer thread shared by dispatcher, safepoint, hybrid and uintr (dispatcher.c). */

@@ -1,0 +1,94 @@
+/*
+ * deadline_arm.h - the arming of the safepoint word that "deadline" and "auto" share, inline.
+ *
+ * Owns: the bodies of jf_deadline_due_ns, jf_deadline_lower and jf_deadline_arm (preempt.h
+ * gives the protocol; deadline.c's file comment the reasoning), as static inline functions, so
+ * that auto.c's and deadline.c's on_run, which run at every switch, inline them instead of
+ * calling across files (make perfcheck counted ~60 instructions of calls per switch). deadline.c
+ * exports the jf_deadline_* wrappers for everyone else (pfn.c).
+ */
+#ifndef JIFFY_DEADLINE_ARM_H
+#define JIFFY_DEADLINE_ARM_H
+
+#include <x86intrin.h>
+
+#include "../core/runtime.h"
+#include "../net/netpoll.h"
+#include "preempt.h"
+
+static JF_HOT_INLINE uint64_t deadline_due_ns(struct runtime *rt, struct worker *w)
+{
+	uint64_t when = UINT64_MAX, tdl = jf_timers_next(w);
+
+	if (!rt->cfg.preempt_skip || jf_drv_has_work(&rt->drv, w->id) ||
+	    jf_netpoll_wants_busy_poll())
+		when = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
+	return tdl < when ? tdl : when;
+}
+
+/*
+ * The TSC value at jf_now_ns() time @when (it is @now), never early (a safepoint that fired a few
+ * ns before the due time would find the quantum not over, skip and fire again): converted as a
+ * distance from now, rounded up, so no error accumulates with the time since calibration.
+ * 1: at once (0 means "never").
+ */
+static inline uint64_t tsc_at(uint64_t when, uint64_t now)
+{
+	return when > now ? __rdtsc() + jf_ns_to_tsc_ticks_inline(when - now) : 1;
+}
+
+static inline uint64_t deadline_lower(struct worker *w, uint64_t when, uint64_t now)
+{
+	uint64_t tsc = tsc_at(when, now), cur;
+
+	cur = __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED);
+	while (cur == 0 || cur > tsc) {
+		if (__atomic_compare_exchange_n(&w->ptls->poll, &cur, tsc, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED)) {
+			/* compiler probes counting down toward the old due time: look now */
+			__atomic_store_n(&w->ptls->probe_left, 0, __ATOMIC_RELAXED);
+			return tsc;
+		}
+	}
+	return 0;
+}
+
+static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool publish,
+					       void (*disarm)(struct worker *w, uint64_t now))
+{
+	struct runtime *rt = jf_rt;
+	uint64_t when = deadline_due_ns(rt, w);
+	/* The word also stops a preemptible function whose budget is out (pfn.c); the due time
+	 * returned (auto's timer) does not include it: pfn.c's own timer is that backstop. */
+	uint64_t pfn = __atomic_load_n(&w->pfn_due_ns, __ATOMIC_RELAXED);
+
+	if (when != UINT64_MAX || pfn != UINT64_MAX) {
+		if (publish) {
+			uint64_t at = when < pfn ? when : pfn;
+			/* At a switch (on_run from prepare_run) the TSC that @now was read from is at
+			 * hand: a distance from it, as tsc_at() computes from a fresh rdtsc. */
+			uint64_t tsc = now == __atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED) &&
+						       w->run_start_tsc
+					       ? (at > now ? w->run_start_tsc + jf_ns_to_tsc_ticks_inline(at - now)
+							   : 1)
+					       : tsc_at(at, now);
+			__atomic_store_n(&w->ptls->poll, tsc, __ATOMIC_RELAXED);
+			/* compiler probes: read the TSC at the next one */
+			__atomic_store_n(&w->ptls->probe_left, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&w->ptls->probe_tsc, 0, __ATOMIC_RELAXED);
+		}
+		if (when != UINT64_MAX)
+			return when;
+	}
+	if (publish && pfn == UINT64_MAX)
+		__atomic_store_n(&w->ptls->poll, 0, __ATOMIC_RELAXED);
+	if (disarm)
+		disarm(w, now);
+	jf_smp_mb(); /* pairs with the one in jf_deadline_notify() */
+	when = deadline_due_ns(rt, w);
+	if (when != UINT64_MAX && publish)
+		deadline_lower(w, when, now);
+	return when;
+}
+
+#endif /* JIFFY_DEADLINE_ARM_H */
