@@ -150,11 +150,21 @@ uint64_t jf_tsc_hz(void)
 	return __atomic_load_n(&clk.state, __ATOMIC_ACQUIRE) == CLK_TSC ? clk.hz : 0;
 }
 
+/*
+ * Without jf_now_ns()'s lfence: it waits for every older instruction to finish, and at a switch
+ * (the saved registers, the queue's stores in flight) that was 9-10 ns of a 42 ns yield on the
+ * project's AMD EPYC guest (an rdtsc alone: 2-3 ns; bench/jiffy_bench, docs/performance.md). The
+ * price: the stamp may be taken up to the out-of-order window before the instructions that
+ * precede it (a VM exit in between can make that microseconds). Every use of the switch's stamp
+ * tolerates an early one: a delay against another thread's stamp is clamped at 0 (ns_since), a
+ * run that seems to have started a little earlier is preempted that much earlier, the word is
+ * armed from the same raw TSC value (consistent with run_start_ns), and a mechanism's timer that
+ * fired meanwhile is known fired from its signal (auto_on_signal), not from the clock.
+ */
 uint64_t jf_now_ns_tsc(uint64_t *tsc)
 {
 	if (JF_LIKELY(__atomic_load_n(&clk.state, __ATOMIC_ACQUIRE) == CLK_TSC)) {
 		int64_t d;
-		_mm_lfence(); /* as in jf_now_ns() */
 		*tsc = __rdtsc();
 		d = (int64_t)(*tsc - clk.tsc0);
 		return clk.ns0 + (uint64_t)(((__int128)d * (__int128)clk.mult) >> 32);

@@ -81,11 +81,21 @@ uint64_t jf_deadline_notify(struct worker *target, bool publish, uint64_t *now, 
 		jf_smp_mb();
 	if (!__atomic_load_n(&target->run_start_ns, __ATOMIC_ACQUIRE))
 		return UINT64_MAX; /* in its scheduler loop: it finds the work itself */
-	when = jf_deadline_due_ns(jf_rt, target);
+	when = deadline_due_ns(jf_rt, target);
 	if (when != UINT64_MAX) {
-		*now = jf_now_ns();
-		if (publish)
-			jf_deadline_lower(target, when, *now);
+		uint64_t tsc;
+		/* Its own thread reads the clock as the switch does (no lfence: jf_now_ns_tsc()),
+		 * and arms from that TSC; another thread as deadline_lower() does. */
+		if (own) {
+			*now = jf_now_ns_tsc(&tsc);
+			if (publish)
+				deadline_lower_tsc(target, tsc ? tsc_from(tsc, when, *now)
+							       : tsc_at(when, *now));
+		} else {
+			*now = jf_now_ns();
+			if (publish)
+				deadline_lower(target, when, *now);
+		}
 	}
 	return when;
 }

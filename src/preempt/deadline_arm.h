@@ -32,14 +32,20 @@ static JF_HOT_INLINE uint64_t deadline_due_ns(struct runtime *rt, struct worker 
  * distance from now, rounded up, so no error accumulates with the time since calibration.
  * 1: at once (0 means "never").
  */
-static inline uint64_t tsc_at(uint64_t when, uint64_t now)
+static inline uint64_t tsc_from(uint64_t tsc_now, uint64_t when, uint64_t now)
 {
-	return when > now ? __rdtsc() + jf_ns_to_tsc_ticks_inline(when - now) : 1;
+	return when > now ? tsc_now + jf_ns_to_tsc_ticks_inline(when - now) : 1;
 }
 
-static inline uint64_t deadline_lower(struct worker *w, uint64_t when, uint64_t now)
+static inline uint64_t tsc_at(uint64_t when, uint64_t now)
 {
-	uint64_t tsc = tsc_at(when, now), cur;
+	return tsc_from(__rdtsc(), when, now);
+}
+
+/* deadline_lower() with the due time as a TSC value already. */
+static inline uint64_t deadline_lower_tsc(struct worker *w, uint64_t tsc)
+{
+	uint64_t cur;
 
 	cur = __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED);
 	while (cur == 0 || cur > tsc) {
@@ -51,6 +57,11 @@ static inline uint64_t deadline_lower(struct worker *w, uint64_t when, uint64_t 
 		}
 	}
 	return 0;
+}
+
+static inline uint64_t deadline_lower(struct worker *w, uint64_t when, uint64_t now)
+{
+	return deadline_lower_tsc(w, tsc_at(when, now));
 }
 
 static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool publish,
@@ -69,8 +80,7 @@ static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool 
 			 * hand: a distance from it, as tsc_at() computes from a fresh rdtsc. */
 			uint64_t tsc = now == __atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED) &&
 						       w->run_start_tsc
-					       ? (at > now ? w->run_start_tsc + jf_ns_to_tsc_ticks_inline(at - now)
-							   : 1)
+					       ? tsc_from(w->run_start_tsc, at, now)
 					       : tsc_at(at, now);
 			__atomic_store_n(&w->ptls->poll, tsc, __ATOMIC_RELAXED);
 			/* compiler probes: read the TSC at the next one */
