@@ -89,7 +89,12 @@ static void interrupt(struct runtime *rt, struct worker *w)
 			__atomic_fetch_add(&tth.signals, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	__atomic_store_n(&tt[w->id].sig_sent_ns, jf_now_ns(), __ATOMIC_RELAXED);
+	/* Atomic, and maybe NULL: a worker's wakeup preemption (the kick op) may come before jf_run()
+	 * has started the timer thread, or after it stopped it (core.handoff under cfs crashed on a
+	 * NULL tt here at start-up). The signal goes all the same; only its latency is not measured. */
+	struct tt_worker *all = __atomic_load_n(&tt, __ATOMIC_ACQUIRE);
+	if (all)
+		__atomic_store_n(&all[w->id].sig_sent_ns, jf_now_ns(), __ATOMIC_RELAXED);
 	if (syscall(SYS_tgkill, rt->pid, w->tid, rt->cfg.preempt_signal) == 0)
 		__atomic_fetch_add(&tth.signals, 1, __ATOMIC_RELAXED);
 }

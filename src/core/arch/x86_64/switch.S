@@ -5,8 +5,13 @@
  * A switch is a function call, so only what the ABI says a callee must preserve is saved: rbx,
  * rbp, r12-r15, rsp, the MXCSR control bits and the x87 control word. Everything is pushed on the
  * outgoing stack and the stack pointer is stored in struct jf_ctx (offset 0, see context.h).
- * Invariant: after the store to *from_on_cpu no instruction touches the outgoing stack: another
- * worker may already be resuming that context.
+ * Invariant: after the store to *from_on_cpu nothing touches the outgoing stack: another worker
+ * may already be resuming that context. "Nothing" includes the kernel: a signal delivered to this
+ * thread is given a frame below the current stack pointer, so the store comes only after the
+ * stack pointer has left the outgoing stack. (It came before until 2026-11-28: a preemption
+ * signal landing between the two instructions had its frame written, 1-3 KB of saved registers,
+ * over the stack of a uthread that another worker was already running, which later returned to
+ * address 0: core.handoff under cfs + dispatcher crashed in 36 of 60 runs, ws + dispatcher in 9.)
  */
 	.text
 
@@ -34,8 +39,8 @@ jf_ctx_switch:
 	stmxcsr	(%rsp)
 	fnstcw	4(%rsp)
 	movq	%rsp, (%rdi)
-	movl	$0, (%rdx)		/* outgoing context saved: it may be resumed elsewhere now */
 	movq	(%rsi), %rsp
+	movl	$0, (%rdx)		/* outgoing context saved and left: it may be resumed elsewhere now */
 	ldmxcsr	(%rsp)
 	fldcw	4(%rsp)
 	addq	$8, %rsp
