@@ -218,12 +218,22 @@ static struct jf_thread *worker_idle(struct runtime *rt, struct worker *w)
 			jf_netpoll_poll(w, now); /* idle: every round of the spin */
 		if (has_work(rt, w) && (t = jf_sched_pick(w)) != NULL)
 			break;
+		/*
+		 * Look for work at every pause, the clock, the timers and the netpoller once per 16
+		 * (as often as before). A look every 16 pauses (~70 cycles each on the AMD EPYC guest)
+		 * left queued work unseen for ~0.3 us on average: a cross-worker wake round trip took
+		 * 0.99 us, 0.71 us with a look at every pause (bench/jiffy_bench wakeup_xworker).
+		 */
+		for (int i = 0; i < 16; i++) {
+			jf_cpu_relax();
+			if (has_work(rt, w) && (t = jf_sched_pick(w)) != NULL)
+				goto found;
+		}
 		now = jf_now_ns();
 		if (now - start >= window)
 			break;
-		for (int i = 0; i < 16; i++)
-			jf_cpu_relax();
 	}
+found:
 	atomic_fetch_sub(&rt->nr_spinning, 1);
 	if (!t && !stopping(rt)) {
 		/* Work may have been queued after our last look but before nr_spinning dropped. */
