@@ -532,6 +532,14 @@ void jf_clock_init(void);
 /* jf_now_ns(), and the TSC value it was computed from in *@tsc (0 when the clock is not the
  * TSC): the switch's one clock read, which "deadline" and "auto" also arm the word from. */
 uint64_t jf_now_ns_tsc(uint64_t *tsc);
+/* A timestamp for the wake and block paths, by the same read (no lfence, jf_now_ns_tsc() says
+ * why that is safe for a stamp): when a uthread became runnable (state_ns), when a mutex waiter
+ * first blocked. Never for a deadline check, which must not see the clock early. */
+static inline uint64_t jf_stamp_ns(void)
+{
+	uint64_t tsc;
+	return jf_now_ns_tsc(&tsc);
+}
 /* A duration as TSC ticks, rounded up (only meaningful when jf_tsc_hz() != 0). */
 uint64_t jf_ns_to_tsc_ticks(uint64_t ns);
 /* The same inline, for the switch path: the multiplier is set once, at calibration (clock.c). */

@@ -652,7 +652,7 @@ static void make_runnable_at(struct worker *w, struct jf_thread *t,
 
 void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enqueue_reason reason)
 {
-	make_runnable_at(w, t, reason, jf_now_ns());
+	make_runnable_at(w, t, reason, jf_stamp_ns());
 }
 
 void jf_sched_block_then(uint32_t *unlock, void (*publish)(void *arg), void *arg)
@@ -909,7 +909,9 @@ static int jf_join_in_runtime(jf_thread_t *t, void **retval, uint64_t deadline)
 		return -EINVAL;
 	}
 	if (__atomic_load_n(&t->state, __ATOMIC_RELAXED) != UT_EXITED) {
-		int r = jf_cancel_due(cur) ? -ECANCELED : deadline <= jf_now_ns() ? -ETIMEDOUT : 0;
+		int r = jf_cancel_due(cur)					     ? -ECANCELED
+			: deadline != UINT64_MAX && deadline <= jf_now_ns() ? -ETIMEDOUT
+									     : 0;
 		if (r) {
 			jf_spin_unlock(&t->jlock);
 			return r; /* @t stays joinable */

@@ -188,7 +188,7 @@ static int lock_slow(jf_mutex_t *m, struct jf_thread *cur, uint64_t deadline, bo
 				break;
 		}
 		if (!since)
-			since = jf_now_ns();
+			since = jf_stamp_ns(); /* only compared with STARVE_NS (1 ms) */
 		if (woken)
 			waitq_push_front(&m->waiters, &m->lock, cur);
 		else
