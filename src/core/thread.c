@@ -295,7 +295,7 @@ static JF_HOT_INLINE struct jf_thread *pick_next(struct worker *w, struct jf_thr
 
 	run_due_timers(w);
 	if (JF_UNLIKELY(jf_netpoll_active()))
-		jf_netpoll_busy(w, jf_now_ns());
+		jf_netpoll_busy(w, jf_stamp_ns());
 	if (!enq) {
 		t = jf_drv_pick(d, w->id, now, &stolen);
 	} else {
@@ -476,7 +476,7 @@ bool jf_sched_finish_preempt(struct worker *w)
 		 * does the same first, so a decided preemption needs it only there). */
 		run_due_timers(w);
 		if (JF_UNLIKELY(jf_netpoll_active()))
-			jf_netpoll_busy(w, jf_now_ns());
+			jf_netpoll_busy(w, jf_stamp_ns());
 		if (!jf_preempt_decide_in_loop(w, cur, jf_now_ns())) {
 			/* Not due: back into @cur, not requeued; the same run goes on. */
 			cur->resumed_in_place = 1;
@@ -820,7 +820,7 @@ static void jf_yield_in_runtime(void)
 	/* Uthreads woken by the netpoller (descriptors, jf_run_blocking's pool) are work too: a
 	 * yield loop on one worker without preemption must not starve them (core.blocking). */
 	if (JF_UNLIKELY(jf_netpoll_active()))
-		jf_netpoll_busy(w, jf_now_ns());
+		jf_netpoll_busy(w, jf_stamp_ns());
 	if (!jf_drv_has_work(&jf_rt->drv, w->id) && jf_timers_next(w) == UINT64_MAX &&
 	    !atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
 		return;

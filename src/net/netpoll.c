@@ -432,7 +432,10 @@ static int np_wait(int epfd, struct epoll_event *ev, int max, uint64_t timeout_n
 
 bool jf_netpoll_due(uint64_t now)
 {
-	return now - __atomic_load_n(&np_last_poll_ns, __ATOMIC_RELAXED) >= jf_rt->cfg.netpoll_ns;
+	/* Signed: a @now a little before another worker's last poll (a stamp read without lfence,
+	 * jf_stamp_ns(), or the clocks of two CPUs) is "just polled", not "due long ago". */
+	return (int64_t)(now - __atomic_load_n(&np_last_poll_ns, __ATOMIC_RELAXED)) >=
+	       (int64_t)jf_rt->cfg.netpoll_ns;
 }
 
 unsigned jf_netpoll_busy(struct worker *w, uint64_t now)
