@@ -29,19 +29,6 @@
 #else
 #define JF_RUNNING_ON_VALGRIND 0
 #endif
-/*
- * make perfcheck (tools/perfcheck.sh) counts the instructions of the operations themselves under
- * Callgrind: how long an idle worker spins, or whether it parks before or after a wake reaches
- * it, depends on how Valgrind interleaves the threads, so the idle loop is left out of the count
- * (Callgrind's collection state is per thread). Outside Valgrind a client request is a few
- * register rotations, on the idle path only.
- */
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#define JF_CG_IDLE_TOGGLE() CALLGRIND_TOGGLE_COLLECT
-#else
-#define JF_CG_IDLE_TOGGLE() ((void)0)
-#endif
 #include "../net/netpoll.h"
 
 struct runtime *jf_rt;
@@ -198,16 +185,19 @@ static void adapt_spin(struct runtime *rt, struct worker *w, uint64_t idle_ns, b
 	w->spin_window_ns = win ? win : 1000; /* spin_ns = 0: grow from 1 us */
 }
 
-/* Nothing to run: look for work for up to the spin window, then park. Returns work found, or
- * NULL. */
-static struct jf_thread *worker_idle(struct runtime *rt, struct worker *w)
+/*
+ * Nothing to run: look for work for up to the spin window, then park. Returns work found, or
+ * NULL. Never inlined: make perfcheck (scripts/perfcheck.sh) leaves this function out of its
+ * instruction counts by name (Callgrind's --toggle-collect): how long an idle worker spins, or
+ * whether it parks before a wake reaches it, depends on how Valgrind interleaves the threads.
+ */
+__attribute__((noinline)) static struct jf_thread *worker_idle(struct runtime *rt, struct worker *w)
 {
 	uint64_t start = jf_now_ns(), now = start;
 	uint64_t window = rt->cfg.spin_max_ns ? w->spin_window_ns : rt->cfg.spin_ns;
 	struct jf_thread *t = NULL;
 	bool parked = false;
 
-	JF_CG_IDLE_TOGGLE(); /* off */
 	atomic_fetch_add(&rt->nr_spinning, 1);
 	for (;;) {
 		if (stopping(rt))
@@ -245,7 +235,6 @@ found:
 	now = jf_now_ns();
 	adapt_spin(rt, w, now - start, parked);
 	STAT_ADD(w, idle_ns, now - start);
-	JF_CG_IDLE_TOGGLE(); /* on again */
 	return t;
 }
 

@@ -142,22 +142,25 @@ uint64_t jf_policy_slice(struct worker *w, uint64_t now)
 
 /* A new run of @next begins on @w at @now: publish it to the mechanism; a request owed to the last run
  * lapses. */
-static void preempt_new_run(struct worker *w, struct jf_thread *next, uint64_t now)
+static JF_HOT_INLINE void preempt_new_run(struct worker *w, struct jf_thread *next, uint64_t now)
 {
 	/*
 	 * Clear first, publish second: the timer thread may raise the flag for the new run as soon
 	 * as it sees it, and that flag must survive. (A flag meant for the old run that lands after
 	 * the clear is harmless: the safepoint re-checks the quantum and skips.)
 	 */
+	const struct jf_preempt_mech *mech = jf_rt->mech;
+
 	jf_ptls()->pending = 0;
-	__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED);
+	if (!mech->word) /* the word's mechanisms store it in on_run, below */
+		__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->preempt_now, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_due_ns, now + jf_drv_slice(&jf_rt->drv, w->id, &next->task, now),
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
-	if (jf_rt->mech->on_run)
-		jf_rt->mech->on_run(w, now);
+	if (mech->on_run)
+		mech->on_run(w, now);
 }
 
 /* Nanoseconds from @since to @now, 0 if @since is later (a stamp racing with the read). */
