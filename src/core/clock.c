@@ -116,6 +116,13 @@ void jf_clock_init(void)
 		clock_choose(JF_CLOCK_TSC, true);
 }
 
+/* A TSC value as jf_now_ns() time. Signed: another CPU's TSC may read a hair below tsc0. */
+static inline uint64_t tsc_ns(uint64_t tsc)
+{
+	int64_t d = (int64_t)(tsc - clk.tsc0);
+	return clk.ns0 + (uint64_t)(((__int128)d * (__int128)clk.mult) >> 32);
+}
+
 uint64_t jf_now_ns(void)
 {
 	int state = __atomic_load_n(&clk.state, __ATOMIC_ACQUIRE);
@@ -128,12 +135,10 @@ uint64_t jf_now_ns(void)
 		/*
 		 * lfence first: a bare rdtsc may execute before earlier loads complete, and then a
 		 * time read after observing another thread's timestamp can be ~2 us older than it
-		 * (measured across vCPUs here). Signed: another CPU's TSC may read a hair below tsc0.
+		 * (measured across vCPUs here).
 		 */
-		int64_t d;
 		_mm_lfence();
-		d = (int64_t)(__rdtsc() - clk.tsc0);
-		return clk.ns0 + (uint64_t)(((__int128)d * (__int128)clk.mult) >> 32);
+		return tsc_ns(__rdtsc());
 	}
 	return mono_ns();
 }
@@ -164,18 +169,16 @@ uint64_t jf_tsc_hz(void)
 uint64_t jf_now_ns_tsc(uint64_t *tsc)
 {
 	if (JF_LIKELY(__atomic_load_n(&clk.state, __ATOMIC_ACQUIRE) == CLK_TSC)) {
-		int64_t d;
 		*tsc = __rdtsc();
-		d = (int64_t)(*tsc - clk.tsc0);
-		return clk.ns0 + (uint64_t)(((__int128)d * (__int128)clk.mult) >> 32);
+		return tsc_ns(*tsc);
 	}
 	*tsc = 0;
 	return jf_now_ns();
 }
 
-uint64_t jf__tsc_mult;
+uint64_t jf__tsc_mult; /* clk.tsc_mult, for jf_ns_to_tsc_ticks_inline() (runtime.h) */
 
 uint64_t jf_ns_to_tsc_ticks(uint64_t ns)
 {
-	return (uint64_t)(((unsigned __int128)ns * clk.tsc_mult) >> 32) + 1;
+	return jf_ns_to_tsc_ticks_inline(ns);
 }
