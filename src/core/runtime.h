@@ -201,7 +201,7 @@ struct worker {
 	struct jf__preempt_tls *ptls; /* this worker's jf__preempt (the flag is raised through it) */
 	uint64_t run_start_ns;        /* when the running uthread started; 0 in the loop */
 	uint64_t run_start_tsc;       /* the TSC value run_start_ns was read from (worker only;
-				       * deadline.c arms the word from it instead of an rdtsc) */
+				       * deadline_arm.h arms the word from it, not an rdtsc) */
 	uint64_t run_seq;             /* +1 per switch into a uthread */
 	uint64_t run_due_ns;          /* when the policy should next be asked (slice op / quantum) */
 	uint32_t preempt_now;         /* wakeup preemption asked for: preempt whatever runs */
