@@ -8,18 +8,24 @@
 #   (b) rho = 0.5, D = 200 us: the M/D/1 mean response time D + rho*D/(2(1-rho)) = 1.5 D =
 #       300 us; the measured mean must be within 15% (255..345 us);
 #   (c) overload (offered 2/D, D = 200 us): achieved within 10% of the capacity 1/D = 5000/s.
-# The timing checks need CPUs that nobody else uses. Each is tried up to 3 times; an attempt
-# during which other processes (or the hypervisor: steal) took more than 0.15 CPU, or (b)'s p99
-# lay beyond twice M/D/1's (a hypervisor stall of the server's CPU), is marked "disturbed". A check that fails in an undisturbed attempt fails the test (exit 1); one that
-# only failed in disturbed attempts makes the test exit 77 (skipped: machine busy), saying so.
+# The timing checks need CPUs that nobody else uses. An attempt during which other processes (or
+# the hypervisor: steal) took more than 0.15 CPU, or (b)'s p99 lay beyond twice M/D/1's (a
+# hypervisor stall of the server's CPU), is marked "disturbed" and said to be so. Each check is
+# tried until it passes, or until LOAD_TEST_ATTEMPTS (3) undisturbed attempts have failed, or
+# LOAD_TEST_MAX_ATTEMPTS (8) attempts were made in all: a check that never passed fails the test
+# (exit 1), disturbed or not. (An earlier version made a check that failed only in disturbed
+# attempts exit 77, skipped: a regression could then read as "skipped" for ever.) The one skip is
+# a machine with fewer than 2 CPUs, said so.
 #
 # Env: JIFFY_LOAD (jiffy-load binary; default: scripts/build-load.sh builds it),
-#      SYNTH_PTHREAD (default: build/apps/synth-pthread), LOAD_TEST_ATTEMPTS (3).
+#      SYNTH_PTHREAD (default: build/apps/synth-pthread), LOAD_TEST_ATTEMPTS (3),
+#      LOAD_TEST_MAX_ATTEMPTS (8).
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SYNTH=${SYNTH_PTHREAD:-$root/build/apps/synth-pthread}
 ATTEMPTS=${LOAD_TEST_ATTEMPTS:-3}
+MAX_ATTEMPTS=${LOAD_TEST_MAX_ATTEMPTS:-8}
 say() { echo "test_load: $*"; }
 die() {
 	echo "test_load: FAIL: $*" >&2
@@ -132,23 +138,27 @@ disturbed() {
 }
 
 FAILED=()
-SKIPPED=()
-# check NAME FUNCTION: up to ATTEMPTS tries of FUNCTION (0 = pass).
+# check NAME FUNCTION: FUNCTION (0 = pass) until it passes, ATTEMPTS undisturbed attempts failed,
+# or MAX_ATTEMPTS were made; a check that never passed is a failure, whatever disturbed it.
 check() {
-	local name=$1 fn=$2 clean_fail=0
-	for a in $(seq "$ATTEMPTS"); do
+	local name=$1 fn=$2 clean=0 dist=0 a=0
+	while ((clean < ATTEMPTS && a < MAX_ATTEMPTS)); do
+		a=$((a + 1))
+		STALL=
 		if $fn; then
 			say "$name: ok (attempt $a, other load ${FOREIGN} CPU)"
 			return
 		fi
 		if disturbed; then
-			say "$name: attempt $a failed while other processes used ${FOREIGN} CPU (disturbed): $WHY"
+			say "$name: attempt $a failed while disturbed (other load ${FOREIGN} CPU${STALL:+, a stall of the server's CPU}): $WHY"
+			dist=$((dist + 1))
 		else
 			say "$name: attempt $a FAILED (other load ${FOREIGN} CPU): $WHY"
-			clean_fail=1
+			clean=$((clean + 1))
 		fi
 	done
-	if ((clean_fail)); then FAILED+=("$name"); else SKIPPED+=("$name"); fi
+	say "$name: FAILED in all $a attempts ($clean undisturbed, $dist disturbed)"
+	FAILED+=("$name")
 }
 
 WHY=
@@ -231,9 +241,5 @@ say "$(grep '^synth-pthread: requests=' "$tmp/synth.err")"
 
 if ((${#FAILED[@]})); then
 	die "${FAILED[*]}"
-fi
-if ((${#SKIPPED[@]})); then
-	say "SKIP: ${SKIPPED[*]} failed only while the machine was busy with other work"
-	exit 77
 fi
 say "PASS"

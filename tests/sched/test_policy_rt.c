@@ -26,6 +26,7 @@
  */
 #include <signal.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "../jf_test.h"
 
@@ -201,10 +202,27 @@ static void *pinned_hog(void *arg)
 	return NULL;
 }
 
+static void *on_worker(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)jf_worker_id();
+}
+
 static void *test_idleness(void *arg)
 {
 	jf_thread_t *t[4];
+	struct jf_attr a;
 	(void)arg;
+	/*
+	 * First, worker 1 must be up: a uthread pinned there has run. The property is the policy's
+	 * (work placed on one worker reaches an idle one), not how soon the kernel first runs a new
+	 * kernel thread: beside CPU hogs that took up to 160 ms here, and worker 1 had not run a
+	 * single instruction of its loop when the hogs below were done (central, 3 runs in 60).
+	 */
+	jf_attr_init(&a);
+	a.sched.worker = 1;
+	a.pin = 1;
+	CHECK_EQ((intptr_t)jft_join(jft_spawn(&a, on_worker, NULL)), 1);
 	atomic_store(&t_spawn, jf_now_ns());
 	for (int i = 0; i < 4; i++)
 		t[i] = jft_spawn_on(0, pinned_hog, NULL);
@@ -228,10 +246,23 @@ static void *share_hog(void *arg)
 	return NULL;
 }
 
+/* The CPU time of the calling kernel thread (the worker's), in ns. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double shares_cpu_frac;
+
 static void *test_shares(void *arg)
 {
 	bool weighted = *(bool *)arg;
 	jf_thread_t *t[3];
+	uint64_t cpu0 = thread_cpu_ns(), wall0 = jf_now_ns();
+	memset(work, 0, sizeof(work));
+	atomic_store(&stop, false);
 	for (int i = 0; i < 3; i++) {
 		struct jf_attr a;
 		jf_attr_init(&a);
@@ -240,6 +271,10 @@ static void *test_shares(void *arg)
 	}
 	jf_sleep_ns(300 * 1000 * 1000ull);
 	atomic_store(&stop, true);
+	/* One worker: every uthread ran on this kernel thread, whose CPU clock excludes the time
+	 * the kernel gave to other processes (which the policy, timing runs by the wall clock,
+	 * charges to whichever uthread was running). */
+	shares_cpu_frac = (double)(thread_cpu_ns() - cpu0) / (double)(jf_now_ns() - wall0);
 	for (int i = 0; i < 3; i++)
 		jft_join(t[i]);
 	return NULL;
@@ -267,7 +302,13 @@ static void *lc_task(void *arg)
 	return NULL;
 }
 
-static uint64_t lc_worst;
+static uint64_t lc_worst, lc_lat[20];
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
 
 static void *test_lcbe(void *arg)
 {
@@ -291,8 +332,9 @@ static void *test_lcbe(void *arg)
 		t0 = jf_now_ns();
 		lc = jft_spawn(&a, lc_task, NULL);
 		jft_join(lc);
-		if (atomic_load(&lc_started) - t0 > lc_worst)
-			lc_worst = atomic_load(&lc_started) - t0;
+		lc_lat[r] = atomic_load(&lc_started) - t0;
+		if (lc_lat[r] > lc_worst)
+			lc_worst = lc_lat[r];
 		jf_sleep_ns(2 * 1000 * 1000ull);
 	}
 	atomic_store(&stop, true);
@@ -332,8 +374,16 @@ int main(void)
 
 	/* 2 */
 	phase = "2 (idleness)";
-	if (strcmp(policy, "fifo") != 0 && ncpu >= 2) {
+	if (strcmp(policy, "fifo") != 0) {
+		/* Two workers even on one CPU (unpinned: the kernel shares it between them; the
+		 * bound is 250 ms, far above its time slices): the property is the policy's, and a
+		 * phase skipped on a small machine while the test said ok hid it there. */
 		jft_config(&cfg, 2);
+		if (ncpu < 2) {
+			cfg.pin_workers = false;
+			printf("   %s/%s: one CPU: phase 2's two workers share it (unpinned)\n", policy,
+			       mech);
+		}
 		jft_run(&cfg, test_idleness, NULL);
 		uint64_t first = atomic_load(&t_first_w1);
 		printf("   %s/%s: 4 uthreads placed on worker 0 ran %d / %d times on workers 0 / 1; "
@@ -349,11 +399,26 @@ int main(void)
 	if (!strcmp(policy, "rr") || !strcmp(policy, "cfs") || !strcmp(policy, "eevdf")) {
 		bool weighted = strcmp(policy, "rr") != 0;
 		unsigned long w0, w1, w2;
-		jft_config(&cfg, 1);
-		jft_run(&cfg, test_shares, &weighted);
+		/*
+		 * Other processes on this CPU take time the policy cannot see and charges to the
+		 * uthread it was running (wall-clock accounting, like every user-space scheduler):
+		 * beside a nice-0 CPU hog the worker ran ~50 % of the time and one run measured the
+		 * weight-4 hog at 0.3x the weight-1 one. An attempt in which the worker had the CPU
+		 * less than 90 % of the time is disturbed and tried again, at most 4 times in all;
+		 * the last one is checked whatever it saw, and says so.
+		 */
+		for (int attempt = 1;; attempt++) {
+			jft_config(&cfg, 1);
+			jft_run(&cfg, test_shares, &weighted);
+			if (shares_cpu_frac >= 0.9 || attempt == 4)
+				break;
+			printf("   %s/%s: shares attempt %d disturbed: the worker had the CPU %.0f %% of "
+			       "the time; again\n", policy, mech, attempt, 100 * shares_cpu_frac);
+		}
 		w0 = atomic_load(&work[0]), w1 = atomic_load(&work[1]), w2 = atomic_load(&work[2]);
-		printf("   %s/%s: work of 3 hogs (weights %s) on one worker: %lu %lu %lu\n", policy,
-		       mech, weighted ? "1:2:4" : "equal", w0, w1, w2);
+		printf("   %s/%s: work of 3 hogs (weights %s) on one worker: %lu %lu %lu (the worker "
+		       "had the CPU %.0f %% of the time)\n", policy, mech, weighted ? "1:2:4" : "equal",
+		       w0, w1, w2, 100 * shares_cpu_frac);
 		CHECK(w0 > 0 && w1 > 0 && w2 > 0);
 		/*
 		 * Under "none" the hogs yield after every step, and a yield in cfs/eevdf goes
@@ -374,11 +439,16 @@ int main(void)
 	if (!strcmp(policy, "lcbe")) {
 		jft_config(&cfg, ncpu >= 2 ? 2 : 1);
 		jft_run(&cfg, test_lcbe, NULL);
-		printf("   %s/%s: best effort made %lu steps; latency-critical start latency, worst of "
-		       "20: %.1f us\n",
-		       policy, mech, atomic_load(&be_work), (double)lc_worst / 1000);
-		if (preempting) /* 4 BE quanta would be 800 us; 20 ms catches "not preempted" */
-			CHECK(lc_worst < 20 * 1000 * 1000ull);
+		qsort(lc_lat, 20, sizeof(lc_lat[0]), cmp_u64);
+		printf("   %s/%s: best effort made %lu steps; latency-critical start latency of 20: "
+		       "median %.1f us, worst %.1f us\n",
+		       policy, mech, atomic_load(&be_work), (double)lc_lat[10] / 1000,
+		       (double)lc_worst / 1000);
+		/* 4 BE quanta would be 800 us; 20 ms catches "not preempted". The median, not the
+		 * worst: a hypervisor stall (up to ~11 ms seen on the project's guests) can land in
+		 * any one start, never in half of them (docs/reliability.md). */
+		if (preempting)
+			CHECK(lc_lat[10] < 20 * 1000 * 1000ull);
 	}
 	alarm(0);
 	jft_ok("sched.rt");

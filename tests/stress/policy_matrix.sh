@@ -2,10 +2,9 @@
 # tests/stress/policy_matrix.sh - the core, sync and net suites under every policy and every
 # preemption mechanism (make soak; issue 16 §7).
 #
-# Owns: the full matrix that CI samples. CI (make test) runs these binaries under fifo and ws in
-# every build and, in the plain build, under one more policy that rotates with the day of the
-# year (tests/CMakeLists.txt, JIFFY_TEST_ROTATING_POLICY), so each policy runs in CI every six
-# days; this script runs each test binary under each of the eight policies with the library's
+# Owns: the full matrix that CI samples. CI (make test) runs these binaries under every policy in
+# the plain build and under fifo and ws in the sanitizer builds (tests/CMakeLists.txt), each
+# PREEMPT one under every mechanism only with ws; this script runs each test binary under each of the eight policies with the library's
 # default mechanism, and the PREEMPT ones also under none and each mechanism CTest registers for
 # them in that build (the suites are read from CTest, not listed here). Prints
 # one line per run and a summary; exits 1 if any run failed (its output is kept in the log dir).
