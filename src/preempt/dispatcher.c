@@ -49,6 +49,7 @@ struct tt_worker {
 	uint64_t retry_ns; /* backoff before asking that run again */
 	uint64_t due;      /* the due time it had (the worker moves it when the policy says "go on") */
 	uint64_t timer_ns; /* when we last asked it to fire overdue timers */
+	uint64_t timer_late_ns; /* since when its timers are overdue (0: they are not) */
 	uint64_t sig_sent_ns; /* when we last sent it a signal (0: its handler consumed it) */
 	uint64_t sig_lat_ns;  /* EWMA of send -> handler latency, measured by its handler */
 } __attribute__((aligned(64)));
@@ -153,10 +154,26 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 		if (!start)
 			continue; /* idle: nothing to interrupt */
 		uint64_t tdl = jf_timers_next(w);
-		if (tdl + TIMER_LATE_NS <= now && now - s->timer_ns >= q / 4) {
-			/* Its timers are overdue (every worker busy): have it fire them. */
+		/* (Not "tdl + TIMER_LATE_NS <= now": for a worker without timers, tdl = UINT64_MAX,
+		 * that sum wrapped to 4999 and every busy worker was signalled every q / 4 with
+		 * nothing due, ~7,000 times a second, each signal skipped.) */
+		if (tdl <= now && now - tdl >= TIMER_LATE_NS) {
+			if (!s->timer_late_ns)
+				s->timer_late_ns = now;
+		} else {
+			s->timer_late_ns = 0;
+		}
+		if (s->timer_late_ns && now - s->timer_ns >= q / 4) {
+			/*
+			 * Its timers are overdue (every worker busy): have it fire them. Hybrid raises
+			 * the flag first and signals once the overdue timers have waited a grace
+			 * period more, as for a quantum: a loop without safepoints never answered
+			 * the flag, and a uthread sleeping behind it never woke (a spinner and a
+			 * sleeper on one worker hung for good).
+			 */
 			s->timer_ns = now;
-			if (tt_mode == TT_FLAG || tt_mode == TT_HYBRID)
+			if (tt_mode == TT_FLAG ||
+			    (tt_mode == TT_HYBRID && now - s->timer_late_ns < rt->cfg.grace_ns))
 				raise_flag(w);
 			else
 				interrupt(rt, w);

@@ -1,22 +1,34 @@
 /*
- * preempt/test_timers.c - a sleeper wakes on time even when every worker is busy.
+ * preempt/test_timers.c - a sleeper wakes on time even when every worker is busy; a busy worker
+ * with nothing due is left alone.
  *
- * One worker runs a compute-bound uthread (safepoints under the flag mechanisms) with nothing
- * else queued, so the skip rule keeps the mechanism from interrupting it for the quantum. The
- * main uthread sleeps 2 ms, 20 times. Its timer lives on the busy worker; no idle worker exists
- * to fire it. The mechanism must interrupt the worker when the timer falls due (the timer thread
- * or the worker's POSIX timer watch the earliest timer too), so the sleeps end within a bound
- * far below the hog's run (it computes until main is done, or 10 s). Regression test: before,
- * main slept until the hog finished.
+ * 1. One worker runs a compute-bound uthread with nothing else queued, so the skip rule keeps the
+ *    mechanism from interrupting it for the quantum. The main uthread sleeps 2 ms, 20 times. Its
+ *    timer lives on the busy worker; no idle worker exists to fire it. The mechanism must
+ *    interrupt the worker when the timer falls due (the timer thread or the worker's POSIX timer
+ *    watch the earliest timer too), so the sleeps end within a bound far below the hog's run (it
+ *    computes until main is done, or 10 s). The hog calls jf_safepoint() under the flag
+ *    mechanisms (safepoint, deadline: nothing else reaches it), and once more without any
+ *    safepoint under every mechanism that can interrupt a plain loop (timer, dispatcher, hybrid,
+ *    auto). Regression tests: before, main slept until the hog finished; and under hybrid, which
+ *    only raised the flag for overdue timers, a hog without safepoints kept them from firing
+ *    for good (the run without safepoints hung).
+ * 2. Two workers: a hog pinned to worker 0 with nothing else to run, and a uthread on worker 1
+ *    that sleeps 300 ms. Nothing is due on worker 0, so the mechanism must not interrupt it:
+ *    at most a handful of signals and flags in all (the timer thread signalled it ~7,000 times
+ *    a second: an overdue-timer test that wrapped for a worker without timers).
  */
 #include "pt_common.h"
 
 static atomic_int stop;
 static atomic_ulong hog_chunks;
 
+static bool hog_safepoints;
+
 static void *hog(void *arg)
 {
-	bool sp = pt_uses_safepoints((const char *)arg, 0);
+	bool sp = hog_safepoints;
+	(void)arg;
 	uint64_t end = jf_now_ns() + 10 * PT_S;
 	uint64_t x = 1;
 
@@ -46,10 +58,51 @@ static void *main_fn(void *arg)
 	}
 	atomic_store(&stop, 1);
 	jft_join(h);
-	printf("preempt.timers (%s): 20 sleeps of 2 ms beside a busy hog: worst %.2f ms\n",
-	       (const char *)arg, (double)worst / 1e6);
+	printf("preempt.timers (%s): 20 sleeps of 2 ms beside a busy hog %s safepoints: worst "
+	       "%.2f ms\n", (const char *)arg, hog_safepoints ? "with" : "without",
+	       (double)worst / 1e6);
 	/* The hog would have run 10 s: 1 s catches "not woken until a scheduling point". */
 	CHECK(worst < 1 * PT_S);
+	return NULL;
+}
+
+/* --- 2. nothing due: no interrupt ------------------------------------------------------- */
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	CHECK_EQ(jf_sleep_ns(300 * PT_MS), 0);
+	atomic_store(&stop, 1);
+	return NULL;
+}
+
+static void *idle_main(void *arg)
+{
+	struct jf_attr a;
+	struct jf_preempt_stats p0, p1;
+	jf_thread_t *h, *sl;
+
+	jf_attr_init(&a);
+	a.pin = 1;
+	a.sched.worker = 0;
+	atomic_store(&stop, 0);
+	atomic_store(&hog_chunks, 0);
+	hog_safepoints = false;
+	h = jft_spawn(&a, hog, arg);
+	while (atomic_load(&hog_chunks) == 0)
+		jf_sleep_ns(PT_MS); /* the hog runs on worker 0 */
+	a.sched.worker = 1;
+	CHECK_EQ(jf_preempt_stats(&p0), 0);
+	sl = jft_spawn(&a, sleeper, NULL);
+	jft_join(sl);
+	CHECK_EQ(jf_preempt_stats(&p1), 0);
+	jft_join(h);
+	printf("preempt.timers (%s): a hog alone on worker 0 for 300 ms: %llu signals and %llu flags "
+	       "from the timer thread\n", (const char *)arg,
+	       (unsigned long long)(p1.signals_sent - p0.signals_sent),
+	       (unsigned long long)(p1.flags_set - p0.flags_set));
+	/* Nothing is due on worker 0: not one interrupt is owed it (a few allow for the start). */
+	CHECK(p1.signals_sent - p0.signals_sent + p1.flags_set - p0.flags_set <= 4);
 	return NULL;
 }
 
@@ -58,7 +111,19 @@ int main(void)
 	struct jf_config cfg;
 	const char *m = pt_config(&cfg, 1, "preempt.timers", true);
 
+	/* 1 */
+	hog_safepoints = pt_uses_safepoints(m, 0);
 	jft_run(&cfg, main_fn, (void *)m);
+	if (pt_is_signal(m)) {
+		atomic_store(&stop, 0);
+		atomic_store(&hog_chunks, 0);
+		hog_safepoints = false;
+		m = pt_config(&cfg, 1, "preempt.timers", true);
+		jft_run(&cfg, main_fn, (void *)m);
+	}
+	/* 2 */
+	m = pt_config(&cfg, 2, "preempt.timers", true);
+	jft_run(&cfg, idle_main, (void *)m);
 	jft_ok("preempt.timers");
 	return 0;
 }
