@@ -103,10 +103,18 @@ int jf_dump_threads(FILE *out)
 		const void *obj = JF_VIEW_GET(t, wait_obj);
 		struct worker *w = NULL;
 		char age[32], where[96];
-		int wid;
+		int wid, klass;
 
 		if (v == UV_FREE)
 			continue;
+		/* The class as jf_thread_get_sched_attr() reads it: under the uthread's attr_lock,
+		 * which apply_sched_attr() (thread.c) holds while it copies attr_next over task.attr
+		 * on the uthread's worker (TSan saw the plain read race with that copy). */
+		JF_RUNTIME_ENTER();
+		jf_spin_lock(&t->attr_lock);
+		klass = t->task.attr.klass;
+		jf_spin_unlock(&t->attr_lock);
+		JF_RUNTIME_LEAVE();
 		wid = __atomic_load_n(&t->task.last_worker, __ATOMIC_RELAXED);
 		if (wid >= 0 && wid < rt->nworkers)
 			w = &rt->workers[wid];
@@ -128,7 +136,7 @@ int jf_dump_threads(FILE *out)
 				 jf_thread_pinned(t));
 		}
 		fprintf(out, "%8" PRIu64 " %-24s %-9s %6d %5d %9s  %s\n", t->task.id,
-			t->name[0] ? t->name : "-", vstate_name(v), wid, t->task.attr.klass, age,
+			t->name[0] ? t->name : "-", vstate_name(v), wid, klass, age,
 			where);
 		n++;
 	}

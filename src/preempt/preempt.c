@@ -144,6 +144,74 @@ bool jf_preempt_pc_denied(uintptr_t pc)
 	return false;
 }
 
+/*
+ * Signal frames of the application's own handlers. A handler that interrupted libc (malloc, with
+ * its arena lock held by this kernel thread) runs application code: its PC is not denied, and
+ * preempting it there once let another uthread on the same kernel thread into the same libc
+ * state. So when the interrupted uthread's signal mask differs from the worker's (a handler
+ * blocks its own signal and its sa_mask while it runs; the uthread is then in one, or masked
+ * signals itself), the stack above the interrupted stack pointer is searched for the kernel's
+ * frame of that handler (x86-64 rt_sigframe: the return address to the libc restorer, then the
+ * ucontext of what the handler interrupted, whose FPU state lies between the frame and the
+ * interrupted stack pointer), and that context's PC decides as the PC does, frame after frame
+ * outward. Limits: a handler installed with SA_NODEFER and an empty sa_mask leaves the mask as
+ * it was and is not searched for; one whose restorer is not libc's (raw rt_sigaction) is not
+ * found; the search covers HANDLER_SCAN_BYTES above the stack pointer.
+ */
+#define HANDLER_SCAN_BYTES (64 * 1024)
+static uintptr_t libc_restorer; /* glibc's __restore_rt, read back from our own sigaction */
+
+/* The end of the stack @sp lies in, on @w running @cur: the uthread's stack or the worker's
+ * alternate signal stack; 0 for neither. */
+static uintptr_t stack_end_of(uintptr_t sp, struct worker *w, struct jf_thread *cur)
+{
+	uintptr_t lo = (uintptr_t)cur->map_base, hi = (uintptr_t)cur;
+
+	if (sp >= lo && sp < hi)
+		return hi;
+	lo = (uintptr_t)w->altstack;
+	hi = lo + w->altstack_size;
+	if (w->altstack && sp >= lo && sp < hi)
+		return hi;
+	return 0;
+}
+
+/* (Not instrumented by ASan: the words scanned include the redzones of live frames.) */
+__attribute__((no_sanitize_address)) static bool
+in_handler_over_denied(const ucontext_t *uc, struct worker *w, struct jf_thread *cur)
+{
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], end, a;
+	unsigned long mask, wmask;
+
+	/* The kernel's sigset is the first 64 bits of glibc's; only those are in the frame. */
+	memcpy(&mask, &uc->uc_sigmask, sizeof(mask));
+	memcpy(&wmask, &w->sigmask, sizeof(wmask));
+	if (!libc_restorer || mask == wmask)
+		return false;
+	end = stack_end_of(sp, w, cur);
+	if (!end)
+		return false;
+	if (end - sp > HANDLER_SCAN_BYTES)
+		end = sp + HANDLER_SCAN_BYTES;
+	for (a = (sp + 7) & ~(uintptr_t)7; a + sizeof(uintptr_t) + sizeof(ucontext_t) <= end;
+	     a += sizeof(uintptr_t)) {
+		const ucontext_t *u;
+		uintptr_t sp2, fp;
+
+		if (*(const uintptr_t *)a != libc_restorer)
+			continue;
+		u = (const ucontext_t *)(a + sizeof(uintptr_t));
+		sp2 = (uintptr_t)u->uc_mcontext.gregs[REG_RSP];
+		fp = (uintptr_t)u->uc_mcontext.fpregs;
+		if (!(fp > a && fp < sp2 && sp2 <= end))
+			continue; /* a stale copy of the address, not a frame */
+		if (jf_preempt_pc_denied((uintptr_t)u->uc_mcontext.gregs[REG_RIP]))
+			return true;
+		a = (sp2 & ~(uintptr_t)7) - sizeof(uintptr_t); /* a handler under that one? */
+	}
+	return false;
+}
+
 uint64_t jf_preempt_retry_delay(struct worker *w, uint64_t quantum_ns)
 {
 	uint64_t seq = __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED), d;
@@ -162,11 +230,6 @@ uint64_t jf_preempt_retry_delay(struct worker *w, uint64_t quantum_ns)
 
 /* --- the decision ----------------------------------------------------------------------------- */
 
-bool jf_preempt_request(void *ucontext)
-{
-	const ucontext_t *uc = ucontext;
-	return jf_preempt_request_at(uc ? (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : 0);
-}
 
 /* Where a request entered: counted per path when it preempts (jiffy/stats.h). */
 enum request_src { SRC_OTHER, SRC_SAFEPOINT, SRC_INTERRUPT };
@@ -283,7 +346,8 @@ bool jf_preempt_decide_in_loop(struct worker *w, struct jf_thread *cur, uint64_t
  * call: it fires due timers and polls right here, then decides and switches directly.
  */
 static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_thread *cur,
-			       uintptr_t pc, enum request_src src, bool in_handler)
+			       uintptr_t pc, const ucontext_t *uc, enum request_src src,
+			       bool in_handler)
 {
 	uint64_t now = jf_now_ns(), seq;
 	bool quantum, decided;
@@ -294,7 +358,7 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 		return true;
 	if (!rt->preempting)
 		return false; /* "none": only budgets stop anything */
-	if (pc && jf_preempt_pc_denied(pc)) {
+	if (pc && (jf_preempt_pc_denied(pc) || (uc && in_handler_over_denied(uc, w, cur)))) {
 		STAT_INC(w, preempt_deferred);
 		if (rt->mech->retry)
 			rt->mech->retry(w, now);
@@ -369,7 +433,7 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 	return true;
 }
 
-static bool request(uintptr_t pc, enum request_src src)
+static bool request(uintptr_t pc, const ucontext_t *uc, enum request_src src)
 {
 	struct runtime *rt = jf_rt;
 	struct worker *w;
@@ -408,7 +472,7 @@ static bool request(uintptr_t pc, enum request_src src)
 			return preempted; /* not a worker: nothing to preempt */
 		}
 		jf_ptls()->pending = 0;
-		preempted |= decide_and_preempt(rt, w, cur, pc, src, in_handler);
+		preempted |= decide_and_preempt(rt, w, cur, pc, uc, src, in_handler);
 		jf_pcount_set(0);
 		/*
 		 * A request that arrived while we decided, or while this uthread was switched out
@@ -432,9 +496,16 @@ static bool request(uintptr_t pc, enum request_src src)
 	}
 }
 
+bool jf_preempt_request(void *ucontext)
+{
+	const ucontext_t *uc = ucontext;
+	uintptr_t pc = uc ? (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : 0;
+	return request(pc, pc ? uc : NULL, pc ? SRC_INTERRUPT : SRC_OTHER);
+}
+
 bool jf_preempt_request_at(uintptr_t pc)
 {
-	return request(pc, pc ? SRC_INTERRUPT : SRC_OTHER);
+	return request(pc, NULL, pc ? SRC_INTERRUPT : SRC_OTHER);
 }
 
 /* A deferred preemption, taken at the end of the region; the caller's errno survives it (as it
@@ -446,7 +517,7 @@ void jf__preempt_enable_slow(void)
 
 	jf_ptls()->pending = 0;
 	if (jf_pcount() == 0 && pending > 0)
-		request(0, (enum request_src)(pending - 1));
+		request(0, NULL, (enum request_src)(pending - 1));
 	errno = saved_errno;
 }
 
@@ -462,7 +533,7 @@ void jf__safepoint_slow(void)
 	if (w)
 		STAT_INC(w, preempt_requests); /* a safepoint flag answered */
 	jf_pcount_set(jf_pcount() - 1); /* what arrived meanwhile, request() decides now */
-	request(0, SRC_SAFEPOINT);
+	request(0, NULL, SRC_SAFEPOINT);
 	errno = saved_errno;
 }
 
@@ -637,6 +708,9 @@ int jf_preempt_setup(struct runtime *rt, char *err, size_t errlen)
 			return rc;
 		}
 		rt->psig_installed = true;
+		struct sigaction back;
+		if (sigaction(rt->cfg.preempt_signal, NULL, &back) == 0)
+			libc_restorer = (uintptr_t)back.sa_restorer; /* libc's, or NULL: no search */
 	}
 	if (m->init && (rc = m->init(rt)) != 0) {
 		snprintf(err, errlen, "preempt '%s': initialisation failed: %s", m->name,

@@ -174,7 +174,7 @@ static inline struct jf_task *jf_drv_requeue_pick(struct jf_driver *d, int worke
 static inline void jf_drv_run_start(struct jf_driver *d, int worker, struct jf_task *t,
 				    uint64_t now)
 {
-	t->last_worker = worker;
+	__atomic_store_n(&t->last_worker, worker, __ATOMIC_RELAXED); /* jf_dump_threads() reads it */
 	if (jf_drv_needs_time(d))
 		t->started_ns = now;
 }

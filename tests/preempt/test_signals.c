@@ -18,7 +18,9 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pt_common.h"
 
@@ -356,6 +358,95 @@ static void *part3_main(void *arg)
 	return NULL;
 }
 
+/* ---- part 4: an application handler that interrupted libc ---- */
+
+#define P4_ROUNDS 5
+
+static int p4_pipe[2];
+static atomic_int p4_reading;      /* round + 1 while the reader is in read() */
+static atomic_int p4_tid;          /* the reader's kernel thread (its worker's) */
+static atomic_int p4_in_handler;   /* the handler is running */
+static atomic_int p4_handled;      /* handler runs */
+static atomic_int p4_violations;   /* another uthread ran while the handler was running */
+static atomic_int p4_done;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Runs on top of the reader's read() (libc): 5 ms of application code, long enough for several
+ * preemption requests to land in it. */
+static void p4_handler(int sig, siginfo_t *info, void *uc)
+{
+	uint64_t end = mono_ns() + 5 * PT_MS, x = 1;
+
+	(void)sig, (void)info, (void)uc;
+	atomic_store(&p4_in_handler, 1);
+	while (mono_ns() < end)
+		x = pt_work(x, 50);
+	atomic_store(&p4_in_handler, 0);
+	atomic_fetch_add(&p4_handled, (int)(x & 1) | 1);
+}
+
+static void *p4_helper(void *arg)
+{
+	struct timespec settle = {0, 10 * 1000 * 1000}, after = {0, 20 * 1000 * 1000},
+			poll = {0, 200 * 1000};
+	char c = 'x';
+
+	(void)arg;
+	for (int round = 0; round < P4_ROUNDS; round++) {
+		while (atomic_load(&p4_reading) != round + 1)
+			nanosleep(&poll, NULL);
+		nanosleep(&settle, NULL); /* in read(), with preemption requests coming */
+		CHECK_EQ(syscall(SYS_tgkill, getpid(), atomic_load(&p4_tid), SIGUSR1), 0);
+		nanosleep(&after, NULL);
+		CHECK_EQ(write(p4_pipe[1], &c, 1), 1);
+	}
+	return NULL;
+}
+
+static void *p4_reader(void *arg)
+{
+	char c;
+
+	(void)arg;
+	for (int round = 0; round < P4_ROUNDS; round++) {
+		atomic_store(&p4_tid, (int)syscall(SYS_gettid));
+		atomic_store(&p4_reading, round + 1);
+		CHECK_EQ(read(p4_pipe[0], &c, 1), 1);
+	}
+	atomic_store(&p4_done, 1);
+	return NULL;
+}
+
+/* Waits on the reader's worker, so the mechanism keeps asking to preempt the reader. */
+static void *p4_waiter(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&p4_done)) {
+		if (atomic_load(&p4_in_handler))
+			atomic_fetch_add(&p4_violations, 1);
+		(void)pt_work(3, 100);
+	}
+	return NULL;
+}
+
+static void *part4_main(void *arg)
+{
+	jf_thread_t *r, *w;
+
+	(void)arg;
+	r = jft_spawn_on(0, p4_reader, NULL);
+	w = jft_spawn_on(0, p4_waiter, NULL);
+	jft_join(r);
+	jft_join(w);
+	return NULL;
+}
+
 int main(void)
 {
 	struct jf_config cfg;
@@ -403,6 +494,37 @@ int main(void)
 		cfg.workers = 1;
 		cfg.quantum_ns = 100 * PT_US;
 		jft_run(&cfg, part3_main, NULL);
+	}
+
+	/*
+	 * (4) A handler of the application's that interrupted libc (read(), here; malloc in the
+	 * case that matters: its arena lock belongs to the kernel thread) is not preempted: the
+	 * code it interrupted is denied, though the handler's own PC is not. The other uthread on
+	 * the worker never runs while the handler does (before: it did, in every round).
+	 */
+	if (pt_is_signal(mech)) {
+		struct sigaction sa4, old4;
+		pthread_t helper;
+
+		memset(&sa4, 0, sizeof(sa4));
+		sa4.sa_sigaction = p4_handler;
+		sa4.sa_flags = SA_SIGINFO | SA_RESTART;
+		sigemptyset(&sa4.sa_mask);
+		CHECK_EQ(sigaction(SIGUSR1, &sa4, &old4), 0);
+		CHECK_EQ(pipe(p4_pipe), 0);
+		CHECK_EQ(pthread_create(&helper, NULL, p4_helper, NULL), 0);
+		cfg = base_cfg;
+		cfg.workers = 1;
+		cfg.quantum_ns = 100 * PT_US;
+		jft_run(&cfg, part4_main, NULL);
+		CHECK_EQ(pthread_join(helper, NULL), 0);
+		close(p4_pipe[0]);
+		close(p4_pipe[1]);
+		CHECK_EQ(sigaction(SIGUSR1, &old4, NULL), 0);
+		printf("%s [%s]: a 5 ms handler over read(), %d times: the other uthread ran inside it "
+		       "%d times\n", NAME, mech, atomic_load(&p4_handled), atomic_load(&p4_violations));
+		CHECK_EQ(atomic_load(&p4_handled), P4_ROUNDS);
+		CHECK_EQ(atomic_load(&p4_violations), 0);
 	}
 	jft_ok(NAME);
 	return 0;
