@@ -28,8 +28,12 @@
 #   make fuzz      the same for FUZZ_SECONDS each (default 300), keeping the grown corpus in
 #                  build-fuzz/campaign/ (docs/fuzzing.md)
 #   make soak      the long campaigns CI samples (run weekly): the core, sync and net suites under
-#                  every policy and mechanism (tests/stress/policy_matrix.sh) and the park/wake
-#                  stress, 1,000 runs per park mode under CPU hogs (tests/stress/parkwake.sh)
+#                  every policy and mechanism (tests/stress/policy_matrix.sh), the park/wake
+#                  stress, 1,000 runs per park mode under CPU hogs (tests/stress/parkwake.sh), and
+#                  the flake hunt: every core, sync, net and preempt test SOAK_RUNS (200) times
+#                  beside two nice-19 CPU hogs, plain and ASan builds, failures counted per test
+#                  (tests/stress/flake_hunt.py; its table goes in docs/reliability.md). Days on
+#                  2 vCPUs at 200 runs: SOAK_RUNS=20 samples it in hours
 #   make model     the park/wake handshake checked exhaustively by SPIN in every configuration
 #                  of tools/model/park.pml (~3 min, ~4 GB; CTest model.park runs the quick set)
 #   make docs      the API reference (HTML in build/docs/html) from the public headers' kernel-doc
@@ -42,6 +46,7 @@ ASAN    ?= build-asan
 TSAN    ?= build-tsan
 FUZZ    ?= build-fuzz
 FUZZ_SECONDS ?= 300
+SOAK_RUNS ?= 200
 CMAKE   := cmake -G Ninja -DJIFFY_WERROR=ON
 
 .PHONY: docs calibrate all deps build build-asan build-tsan test test-plain test-asan test-tsan test-install \
@@ -106,11 +111,13 @@ fuzz: deps
 model: deps
 	@tools/model/check.sh full
 
-soak: build
+soak: build build-asan
 	@echo "== the policy x mechanism matrix (tests/stress/policy_matrix.sh) =="
 	@tests/stress/policy_matrix.sh $(BUILD)
 	@echo "== park/wake under CPU hogs (tests/stress/parkwake.sh) =="
 	@tests/stress/parkwake.sh $(BUILD)/tests/test_core_parkwake 1000
+	@echo "== the flake hunt: $(SOAK_RUNS) runs of every core/sync/net/preempt test (tests/stress/flake_hunt.py) =="
+	@python3 tests/stress/flake_hunt.py --runs $(SOAK_RUNS) --markdown $(BUILD)/flake-hunt.md $(BUILD) $(ASAN)
 
 demo: build
 	@scripts/deps.sh bench

@@ -1,6 +1,7 @@
 /*
  * monitor.c - looking into a running runtime: jf_dump_threads(), the schedtrace line
- * (JIFFY_SCHEDTRACE) and stall reports (JIFFY_STALL_REPORT).
+ * (JIFFY_SCHEDTRACE), stall reports (JIFFY_STALL_REPORT) and crash reports (a fault that is not
+ * a stack overflow: where, who, a backtrace and every uthread; stack.c's handler calls it).
  *
  * Owns: the monitor thread (one pthread, started by jf_run() only when schedtrace or stall
  * reports are asked for) and the stall signal's handler. The monitor reads what workers publish
@@ -196,6 +197,111 @@ static void write_all(int fd, const char *p, size_t n)
 		}
 		p += k;
 		n -= (size_t)k;
+	}
+}
+
+/* --- crash reports ------------------------------------------------------------------------- */
+
+/*
+ * A fault (SIGSEGV, SIGBUS) that is not a stack overflow, on a worker or any other thread of the
+ * process (stack.c's handler calls this, then lets the default action dump core): what a CI log
+ * needs to start from when the crash does not come back. The signal, the address, the
+ * registers that locate it (ip, sp; for "ip 0", a return to a zeroed address, the words at sp
+ * are what it returned from), the worker and its uthread, a backtrace, and every uthread of
+ * the runtime with its state and last worker. Async-signal-safe but for backtrace(), whose
+ * library is loaded at start-up (jf_crash_report_init); the registry is walked without its
+ * lock (the process is dying; a uthread created meanwhile may be missed).
+ */
+void jf_crash_report_init(void)
+{
+	void *warm[2];
+
+	backtrace(warm, 2); /* loads libgcc now, not in the handler */
+}
+
+/* (Not instrumented by ASan: the words at sp may lie in a frame's redzone.) */
+__attribute__((no_sanitize_address)) void jf_crash_report(int sig, const siginfo_t *si,
+							  const void *ucv)
+{
+	const ucontext_t *uc = ucv;
+	struct runtime *rt = jf_rt;
+	struct worker *w = jf_this_worker();
+	struct jf_thread *cur = w ? w->cur : NULL;
+	uintptr_t pc = uc ? (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : 0;
+	uintptr_t sp = uc ? (uintptr_t)uc->uc_mcontext.gregs[REG_RSP] : 0;
+	void *frames[48];
+	char buf[640];
+	size_t len = 0;
+	int nf;
+
+	put_str(buf, sizeof(buf), &len, sig == SIGBUS ? "jiffy: crash: SIGBUS" : "jiffy: crash: SIGSEGV");
+	put_str(buf, sizeof(buf), &len, " at address ");
+	put_hex(buf, sizeof(buf), &len, (uint64_t)(uintptr_t)si->si_addr);
+	put_str(buf, sizeof(buf), &len, ", ip ");
+	put_hex(buf, sizeof(buf), &len, pc);
+	put_str(buf, sizeof(buf), &len, ", sp ");
+	put_hex(buf, sizeof(buf), &len, sp);
+	if (w) {
+		put_str(buf, sizeof(buf), &len, ", on worker ");
+		put_u64(buf, sizeof(buf), &len, (uint64_t)w->id);
+		put_str(buf, sizeof(buf), &len, " (tid ");
+		put_u64(buf, sizeof(buf), &len, (uint64_t)w->tid);
+		put_str(buf, sizeof(buf), &len, ")");
+		if (cur) {
+			put_str(buf, sizeof(buf), &len, " running uthread ");
+			put_u64(buf, sizeof(buf), &len, cur->task.id);
+			put_str(buf, sizeof(buf), &len, " '");
+			put_str(buf, sizeof(buf), &len, cur->name[0] ? cur->name : "-");
+			put_str(buf, sizeof(buf), &len, "'");
+		} else {
+			put_str(buf, sizeof(buf), &len, " in its scheduler loop");
+		}
+	} else {
+		put_str(buf, sizeof(buf), &len, ", not on a worker");
+	}
+	put_str(buf, sizeof(buf), &len, "\n");
+	/* The words at sp, when they are in the running uthread's stack: after "ip 0" the caller
+	 * that returned there is among them. */
+	if (cur && sp >= (uintptr_t)cur->map_base + cur->guard_size && sp < (uintptr_t)cur) {
+		size_t words = ((uintptr_t)cur - sp) / 8;
+		put_str(buf, sizeof(buf), &len, "jiffy: crash: stack at sp:");
+		for (size_t i = 0; i < 8 && i < words; i++) {
+			put_str(buf, sizeof(buf), &len, " ");
+			put_hex(buf, sizeof(buf), &len, ((const uint64_t *)sp)[i]);
+		}
+		put_str(buf, sizeof(buf), &len, "\n");
+	}
+	put_str(buf, sizeof(buf), &len, "jiffy: crash: backtrace:\n");
+	write_all(STDERR_FILENO, buf, len);
+	nf = backtrace(frames, (int)(sizeof(frames) / sizeof(frames[0])));
+	backtrace_symbols_fd(frames, nf, STDERR_FILENO);
+	if (!rt)
+		return;
+	len = 0;
+	put_str(buf, sizeof(buf), &len, "jiffy: crash: uthreads (id, state, last worker, name):\n");
+	write_all(STDERR_FILENO, buf, len);
+	for (struct jf_thread *t = rt->reg_head; t; t = t->reg_next) {
+		unsigned v = JF_VIEW_GET(t, vstate);
+		int wid = __atomic_load_n(&t->task.last_worker, __ATOMIC_RELAXED);
+
+		if (v == UV_FREE)
+			continue;
+		len = 0;
+		put_str(buf, sizeof(buf), &len, "  ");
+		put_u64(buf, sizeof(buf), &len, t->task.id);
+		put_str(buf, sizeof(buf), &len, " ");
+		put_str(buf, sizeof(buf), &len, vstate_name(v));
+		put_str(buf, sizeof(buf), &len, " ");
+		if (wid >= 0)
+			put_u64(buf, sizeof(buf), &len, (uint64_t)wid);
+		else
+			put_str(buf, sizeof(buf), &len, "-");
+		put_str(buf, sizeof(buf), &len, " ");
+		put_str(buf, sizeof(buf), &len, t->name[0] ? t->name : "-");
+		if (t == cur)
+			put_str(buf, sizeof(buf), &len, "   <- faulted");
+		put_str(buf, sizeof(buf), &len, "\n");
+		write_all(STDERR_FILENO, buf, len);
 	}
 }
 

@@ -362,6 +362,9 @@ static inline struct jf_thread *jf_current(void)
 
 /* How long @w's running uthread may run from @now before the policy is asked (thread.c). */
 uint64_t jf_policy_slice(struct worker *w, uint64_t now);
+/* A fault that is not a stack overflow: report it on stderr (monitor.c; stack.c's handler). */
+void jf_crash_report_init(void);
+void jf_crash_report(int sig, const siginfo_t *si, const void *uc);
 
 /* The time to hand to the driver's placing calls: the clock for policies that asked for time,
  * else 0 without reading it (the driver would give them 0 anyway: driver.h). */

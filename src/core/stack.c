@@ -342,6 +342,7 @@ static void fault_handler(int sig, siginfo_t *si, void *uc)
 			abort();
 		}
 	}
+	jf_crash_report(sig, si, uc); /* monitor.c: where, who, and every uthread */
 	chain(sig == SIGSEGV ? &old_segv : &old_bus, sig, si, uc);
 }
 
@@ -349,6 +350,7 @@ int jf_overflow_handler_install(void)
 {
 	struct sigaction sa;
 
+	jf_crash_report_init();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = fault_handler;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;

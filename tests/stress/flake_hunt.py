@@ -15,7 +15,7 @@ the per-test table that docs/reliability.md holds. Exit status 1 if any run fail
 A failing test is a bug to find, never a run to retry: nothing here reruns a failure.
 
 usage: tests/stress/flake_hunt.py [--runs 200] [--jobs 2] [--hogs 2]
-           [--suites core,sync,net,preempt] [--filter REGEX] [--logs DIR]
+           [--suites core,sync,net,preempt] [--filter REGEX] [--logs DIR] [--env VAR=VALUE]
            [--markdown FILE] BUILD_DIR [BUILD_DIR...]
 """
 import argparse
@@ -31,7 +31,7 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
 
-def ctest_tests(build):
+def ctest_tests(build, overrides):
     out = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1"],
                          check=True, capture_output=True, text=True).stdout
     tests = []
@@ -40,7 +40,7 @@ def ctest_tests(build):
         if "command" not in t or props.get("DISABLED"):
             continue
         env = dict(os.environ)
-        for kv in props.get("ENVIRONMENT", []):
+        for kv in props.get("ENVIRONMENT", []) + overrides:
             k, _, v = kv.partition("=")
             env[k] = v
         skip = props.get("SKIP_RETURN_CODE")
@@ -89,6 +89,11 @@ def main():
     ap.add_argument("--filter", default="", help="only the tests whose name matches this regex")
     ap.add_argument("--logs", default="/tmp/jiffy-flake-hunt")
     ap.add_argument("--markdown", help="write the per-test table (docs/reliability.md's) here")
+    ap.add_argument("--env", action="append", default=["JFT_SOAK_SECONDS=5"],
+                    metavar="VAR=VALUE",
+                    help="set in every test's environment, over its CTest ENVIRONMENT (default "
+                         "JFT_SOAK_SECONDS=5: preempt.malloc's minute-long soak, 6 of the plain "
+                         "build's 11 minutes a pass, runs as under the sanitizers)")
     a = ap.parse_args()
     if a.runs < 1 or a.jobs < 1 or a.hogs < 0:
         ap.error("--runs and --jobs must be at least 1, --hogs at least 0")
@@ -102,7 +107,7 @@ def main():
     try:
         for build in a.builds:
             tag = os.path.basename(os.path.normpath(build))
-            tests = [t for t in ctest_tests(build)
+            tests = [t for t in ctest_tests(build, a.env)
                      if t["name"].split(".")[0] in suites and (not flt or flt.search(t["name"]))]
             if not tests:
                 print(f"flake_hunt: no test of {','.join(suites)} in {build}", file=sys.stderr)
