@@ -405,7 +405,9 @@ int main(void)
 		 * beside a nice-0 CPU hog the worker ran ~50 % of the time and one run measured the
 		 * weight-4 hog at 0.3x the weight-1 one. An attempt in which the worker had the CPU
 		 * less than 90 % of the time is disturbed and tried again, at most 4 times in all;
-		 * the last one is checked whatever it saw, and says so.
+		 * the last one is checked whatever it saw, its bounds widened by the share f of the
+		 * time it had the CPU (low bound x f, high bound / f), and says so. (CTest runs
+		 * these tests alone: RUN_SERIAL.)
 		 */
 		for (int attempt = 1;; attempt++) {
 			jft_config(&cfg, 1);
@@ -426,11 +428,15 @@ int main(void)
 		 * show; only no-starvation is checked there.
 		 */
 		/* Real time on a shared machine (and sanitizers): wide bounds, exact ones in ops */
+		double f = shares_cpu_frac >= 0.9 ? 1.0 : shares_cpu_frac; /* see above */
+		if (f < 1.0)
+			printf("   %s/%s: shares still disturbed after 4 attempts: bounds widened by "
+			       "%.2f\n", policy, mech, f);
 		if (weighted && preempting) { /* expected 4: accept 1.5..10 */
-			CHECK(w2 * 2 > 3 * w0 && w2 < 10 * w0);
+			CHECK(w2 > 1.5 * f * (double)w0 && w2 < 10 / f * (double)w0);
 		} else if (!weighted) { /* expected 1: accept 0.4..2.5 */
-			CHECK(w2 * 10 > w0 * 4 && w2 * 10 < w0 * 25);
-			CHECK(w1 * 10 > w0 * 4 && w1 * 10 < w0 * 25);
+			CHECK(w2 > 0.4 * f * (double)w0 && w2 < 2.5 / f * (double)w0);
+			CHECK(w1 > 0.4 * f * (double)w0 && w1 < 2.5 / f * (double)w0);
 		}
 	}
 
