@@ -246,15 +246,20 @@ static void *waiter_fn(void *arg)
 	return (void *)(uintptr_t)(x | 1);
 }
 
-static void *part2_main(void *arg)
+/* A reader and a uthread that waits behind it, both on worker 0 (parts 2 and 4). */
+static void run_reader_and_waiter(jf_thread_fn reader, jf_thread_fn waiter)
 {
-	jf_thread_t *r, *w;
+	jf_thread_t *r = jft_spawn_on(0, reader, NULL);
+	jf_thread_t *w = jft_spawn_on(0, waiter, NULL);
 
-	(void)arg;
-	r = jft_spawn_on(0, reader_fn, NULL);
-	w = jft_spawn_on(0, waiter_fn, NULL);
 	jft_join(r);
 	jft_join(w);
+}
+
+static void *part2_main(void *arg)
+{
+	(void)arg;
+	run_reader_and_waiter(reader_fn, waiter_fn);
 	return NULL;
 }
 
@@ -437,13 +442,8 @@ static void *p4_waiter(void *arg)
 
 static void *part4_main(void *arg)
 {
-	jf_thread_t *r, *w;
-
 	(void)arg;
-	r = jft_spawn_on(0, p4_reader, NULL);
-	w = jft_spawn_on(0, p4_waiter, NULL);
-	jft_join(r);
-	jft_join(w);
+	run_reader_and_waiter(p4_reader, p4_waiter);
 	return NULL;
 }
 
