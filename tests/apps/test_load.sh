@@ -150,7 +150,7 @@ check() {
 			return
 		fi
 		if disturbed; then
-			say "$name: attempt $a failed while disturbed (other load ${FOREIGN} CPU${STALL:+, a stall of the server's CPU}): $WHY"
+			say "$name: attempt $a failed while disturbed (other load ${FOREIGN} CPU${STALL:+, a stall of the server CPU}): $WHY"
 			dist=$((dist + 1))
 		else
 			say "$name: attempt $a FAILED (other load ${FOREIGN} CPU): $WHY"
