@@ -342,8 +342,14 @@ static void fault_handler(int sig, siginfo_t *si, void *uc)
 			abort();
 		}
 	}
-	jf_crash_report(sig, si, uc); /* monitor.c: where, who, and every uthread */
-	chain(sig == SIGSEGV ? &old_segv : &old_bus, sig, si, uc);
+	const struct sigaction *old = sig == SIGSEGV ? &old_segv : &old_bus;
+	/* Dying of it (no handler of the program's to chain to): say where, who, and every
+	 * uthread (monitor.c). A program that handles its own faults (guard pages, a GC) is left
+	 * to it, without a report per fault. */
+	if (!((old->sa_flags & SA_SIGINFO) ? old->sa_sigaction != NULL
+					   : old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN))
+		jf_crash_report(sig, si, uc);
+	chain(old, sig, si, uc);
 }
 
 int jf_overflow_handler_install(void)
