@@ -151,8 +151,10 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 		uint64_t due = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED), again,
 			 grace_end = 0;
 
-		if (!start)
-			continue; /* idle: nothing to interrupt */
+		if (!start) {
+			s->timer_late_ns = 0; /* idle: it fires its own timers */
+			continue;             /* nothing to interrupt */
+		}
 		uint64_t tdl = jf_timers_next(w);
 		/* (Not "tdl + TIMER_LATE_NS <= now": for a worker without timers, tdl = UINT64_MAX,
 		 * that sum wrapped to 4999 and every busy worker was signalled every q / 4 with
