@@ -269,9 +269,19 @@ static void *bound_main(void *arg)
 	atomic_store(&gate_open, 0);
 	atomic_store(&ran_mask, 0);
 	t[0] = jft_spawn(NULL, gated_caller, (void *)0);
-	await_pool(0, 0);
-	while (stats().threads != 1) /* the first call reached the thread and runs */
+	/*
+	 * The first call reached the thread and runs: submitted, and taken off the queue. (Waiting
+	 * for "threads == 1" alone was not that: the thread is counted when it is reserved, before
+	 * it starts; under TSan t1 then found t0 still queued, await_pool(2, 0) passed before t2 had
+	 * submitted, and t2 and t3 waited for room at once: waiting_max 2, CI 2026-11-29.)
+	 */
+	for (int i = 0;; i++) {
+		s = stats();
+		if (s.submitted == 1 && s.queued == 0 && s.threads == 1)
+			break;
+		CHECK(i < 5000); /* 5 s */
 		jf_sleep_ns(MS);
+	}
 	t[1] = jft_spawn(NULL, gated_caller, (void *)1);
 	t[2] = jft_spawn(NULL, gated_caller, (void *)2);
 	await_pool(2, 0);
