@@ -370,9 +370,8 @@ out:
 static int stall_install(struct sigaction *old)
 {
 	struct sigaction sa;
-	void *warm[2];
 
-	backtrace(warm, 2); /* loads libgcc now, not in the handler */
+	jf_crash_report_init(); /* the same warm-up: backtrace() in a handler */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = stall_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;

@@ -312,11 +312,18 @@ static void report_overflow(struct worker *w, struct jf_thread *t, void *addr, b
 	}
 }
 
+/* Does @old name a handler of the program's (not the default action, not ignore)? */
+static bool has_handler(const struct sigaction *old)
+{
+	return ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) ||
+	       (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN);
+}
+
 static void chain(const struct sigaction *old, int sig, siginfo_t *si, void *uc)
 {
 	if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
 		old->sa_sigaction(sig, si, uc);
-	} else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+	} else if (has_handler(old)) {
 		old->sa_handler(sig);
 	} else {
 		/* Default action: let the faulting instruction run again without us. */
@@ -346,8 +353,7 @@ static void fault_handler(int sig, siginfo_t *si, void *uc)
 	/* Dying of it (no handler of the program's to chain to): say where, who, and every
 	 * uthread (monitor.c). A program that handles its own faults (guard pages, a GC) is left
 	 * to it, without a report per fault. */
-	if (!((old->sa_flags & SA_SIGINFO) ? old->sa_sigaction != NULL
-					   : old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN))
+	if (!has_handler(old))
 		jf_crash_report(sig, si, uc);
 	chain(old, sig, si, uc);
 }

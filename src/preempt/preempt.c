@@ -230,7 +230,6 @@ uint64_t jf_preempt_retry_delay(struct worker *w, uint64_t quantum_ns)
 
 /* --- the decision ----------------------------------------------------------------------------- */
 
-
 /* Where a request entered: counted per path when it preempts (jiffy/stats.h). */
 enum request_src { SRC_OTHER, SRC_SAFEPOINT, SRC_INTERRUPT };
 

@@ -74,6 +74,28 @@ def line_with(out, name):
     return ""
 
 
+def dump_until_settled(proc, errf, server, want, tries=5):
+    """SIGQUIT @proc until one dump shows each (uthread, word) of @want on its line, at most
+    @tries dumps 0.2 s apart: a dump taken while a wake-up is still in flight, or right after
+    start-up, may catch a uthread runnable or running before it waits. Returns the last dump's
+    text and the lines that did not match (empty: settled)."""
+    out, bad = "", ["no dump"]
+    for attempt in range(1, tries + 1):
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGQUIT)
+        if not wait_for(errf, "jiffy: counters", count=attempt):
+            fail(f"{server}: no thread list and counters on SIGQUIT", stderr_of(errf))
+        out = stderr_of(errf)
+        if "jiffy: uthreads (" not in out:
+            fail(f"{server}: no jf_dump_threads() header", out)
+        last = out[out.rindex("jiffy: uthreads ("):]
+        bad = [f"{n} not listed as {w!r}: {line_with(last, n)!r}" for n, w in want
+               if w not in line_with(last, n)]
+        if not bad:
+            break
+    return out, bad
+
+
 def stop(proc, errf, name):
     proc.send_signal(signal.SIGTERM)
     try:
@@ -93,25 +115,13 @@ def check_kv(server):
         c = Conn(resp)
         if c.call("PING") != b"+PONG":
             fail("jiffy-kv: no PONG before SIGQUIT", stderr_of(errf))
-        # The connection's uthread waits for the next command once its reply is out; a dump
-        # taken while a wake-up is still in flight may show it runnable, so SIGQUIT again (up
-        # to 5 times) until a dump shows every uthread where it must settle.
+        # The connection's uthread waits for the next command once its reply is out: every
+        # uthread where it must settle, in one of up to 5 dumps.
         want = (("resp-accept", "netpoll-read"), ("resp-conn", "netpoll-read"),
                 ("udp-recv", "netpoll-read"), ("main", "running"))
-        bad = ["no dump"]
-        for attempt in range(1, 6):
-            time.sleep(0.2)
-            proc.send_signal(signal.SIGQUIT)
-            if not wait_for(errf, "jiffy: counters", count=attempt):
-                fail("jiffy-kv: no thread list and counters on SIGQUIT", stderr_of(errf))
-            out = stderr_of(errf)
-            if "jiffy: uthreads (2 workers" not in out:
-                fail("jiffy-kv: no jf_dump_threads() header", out)
-            last = out[out.rindex("jiffy: uthreads ("):]
-            bad = [f"{n} not listed as {w!r}: {line_with(last, n)!r}" for n, w in want
-                   if w not in line_with(last, n)]
-            if not bad:
-                break
+        out, bad = dump_until_settled(proc, errf, "jiffy-kv", want)
+        if "jiffy: uthreads (2 workers" not in out:
+            fail("jiffy-kv: no jf_dump_threads() header for 2 workers", out)
         if bad:
             fail("jiffy-kv: after 5 dumps, " + "; ".join(bad), out)
         if c.call("PING") != b"+PONG":
@@ -130,22 +140,12 @@ def check_synth(server):
     port = free_port()
     proc, errf = start([server, "--port", str(port)], "jiffy-synth")
     try:
-        # As for jiffy-kv: a dump taken right after start-up may catch the receiver in its first
-        # run, before it waits (CI under ASan: 'running ... 2862.2us'), so SIGQUIT again (up to
-        # 5 times) until a dump shows it where it must settle.
-        ln = "no dump"
-        for attempt in range(1, 6):
-            time.sleep(0.2)
-            proc.send_signal(signal.SIGQUIT)
-            if not wait_for(errf, "jiffy: counters", count=attempt):
-                fail("jiffy-synth: no thread list and counters on SIGQUIT", stderr_of(errf))
-            out = stderr_of(errf)
-            ln = line_with(out[out.rindex("jiffy: uthreads ("):], "synth-recv")
-            if "blocked" in ln and "netpoll-read" in ln:
-                break
-        if "blocked" not in ln or "netpoll-read" not in ln:
-            fail(f"jiffy-synth: after 5 dumps, synth-recv not listed as blocked on "
-                 f"netpoll-read: {ln!r}", out)
+        # A dump right after start-up may catch the receiver in its first run, before it waits
+        # (CI under ASan: 'running ... 2862.2us'): blocked on netpoll-read in one of 5 dumps.
+        out, bad = dump_until_settled(proc, errf, "jiffy-synth",
+                                      (("synth-recv", "blocked"), ("synth-recv", "netpoll-read")))
+        if bad:
+            fail("jiffy-synth: after 5 dumps, " + "; ".join(bad), out)
         stop(proc, errf, "jiffy-synth")
         print("jiffy-synth: SIGQUIT listed synth-recv blocked on netpoll-read and stopped cleanly")
     finally:
