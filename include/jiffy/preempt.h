@@ -104,10 +104,11 @@ static inline void jf_preempt_enable(void)
  * jf_safepoint() - a cooperative preemption point (an inline load and branch, ~1 ns).
  * Under the "safepoint" and "hybrid" mechanisms the timer thread sets a flag when the calling
  * uthread has run its quantum and other work waits; this call then yields. Under "deadline" and
- * "auto" (the default) there is no timer thread: while other work waits, the worker's due time is
- * armed here and this call also reads the TSC (rdtsc, ~10 ns) to compare; while nothing waits it
- * is the same load and branch. Call it in long loops (every ~1 us of work is plenty). Under other mechanisms it costs
- * the load and branch and does nothing.
+ * "auto" (the default) there is no timer thread: the worker's due time is armed here and this call
+ * also reads the TSC (rdtsc, ~10 ns) to compare, during a run's first slice and while other work
+ * waits; once a run has outlasted its slice with nothing waiting it is the same load and branch.
+ * Call it in long loops (every ~1 us of work is plenty). Under other mechanisms it costs the load
+ * and branch and does nothing.
  */
 static inline void jf_safepoint(void)
 {

@@ -220,6 +220,12 @@ struct worker {
 	bool pfn_timer_ok;
 	bool pfn_owed; /* a stop was denied in libc: the handler leaves it pending (preempt.c) */
 	uint64_t pfn_poll; /* the safepoint word's value a budget stored (0: none) */
+	/* The word's mechanisms (deadline_arm.h): what the switch published for the run, in TSC
+	 * ticks (0: the run was re-armed since, the fast paths do not apply). Worker only. */
+	uint64_t switch_poll;
+	uint64_t word_timer_ns; /* auto's backstop timer: when it fires (jf_now_ns() time; armed
+				 * while in the future; 0: not). auto.c's */
+	uint64_t word_timer_lo; /* the earliest due time it fits (UINT64_MAX: none); word_switch() */
 
 	struct jf_worker_stats stats;
 	/* The switch path's histograms (JF_HIST_RUNNABLE_DELAY, JF_HIST_RUN_LENGTH) are kept: set
@@ -231,6 +237,8 @@ struct worker {
 	struct jf_hist hist[JF_HIST_NR];
 	uint64_t hist_late[2];    /* jf_hist_defer(): the last delay and run length, not yet added */
 } __attribute__((aligned(JF_CACHELINE)));
+
+enum { JF_WORD_CALL, JF_WORD_PLAIN, JF_WORD_TIMER }; /* runtime.word_switch */
 
 struct runtime {
 	struct jf_config cfg;
@@ -248,6 +256,14 @@ struct runtime {
 
 	/* Preemption (src/preempt). */
 	const struct jf_preempt_mech *mech;
+	/* mech->on_switch, or on_run where it has none: what prepare_run() calls (one load) */
+	void (*mech_on_switch)(struct worker *w, uint64_t now);
+	/* The word's mechanisms at a switch, inline (word_switch() in src/preempt/deadline_arm.h):
+	 * JF_WORD_CALL: call mech_on_switch; JF_WORD_PLAIN: publish the due time (deadline);
+	 * JF_WORD_TIMER: that, when the backstop timer fits the run (due - the worker's
+	 * word_timer_lo <= word_window_ns: auto.c's expiry_record()), else mech_on_switch (auto). */
+	uint8_t word_switch;
+	uint64_t word_window_ns;
 	bool preempting; /* a mechanism other than "none" */
 	bool psig_installed;
 	bool pfn_sig_installed; /* cfg.pfn_signal's handler (pfn.c, at the first budget) */

@@ -17,6 +17,7 @@
 #include "fiber.h"
 #include "runtime.h"
 #include "../net/netpoll.h"
+#include "../preempt/deadline_arm.h"
 
 __thread struct worker *jf_tls_worker __attribute__((tls_model("initial-exec")));
 
@@ -149,18 +150,20 @@ static JF_HOT_INLINE void preempt_new_run(struct worker *w, struct jf_thread *ne
 	 * as it sees it, and that flag must survive. (A flag meant for the old run that lands after
 	 * the clear is harmless: the safepoint re-checks the quantum and skips.)
 	 */
-	const struct jf_preempt_mech *mech = jf_rt->mech;
+	struct runtime *rt = jf_rt;
 
-	jf_ptls()->pending = 0;
-	if (!mech->word) /* the word's mechanisms store it in on_run, below */
-		__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED);
+	w->ptls->pending = 0;
+	if (rt->word_switch == JF_WORD_CALL && !rt->mech->word) /* the word's store it below */
+		__atomic_store_n(&w->ptls->poll, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->preempt_now, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->run_due_ns, now + jf_drv_slice(&jf_rt->drv, w->id, &next->task, now),
+	__atomic_store_n(&w->run_due_ns, now + jf_drv_slice(&rt->drv, w->id, &next->task, now),
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
-	if (mech->on_run)
-		mech->on_run(w, now);
+	if (JF_LIKELY(rt->word_switch != JF_WORD_CALL))
+		word_switch(rt, w, now);
+	else if (rt->mech_on_switch)
+		rt->mech_on_switch(w, now);
 }
 
 /* Nanoseconds from @since to @now, 0 if @since is later (a stamp racing with the read). */

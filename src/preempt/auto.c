@@ -64,9 +64,11 @@
 /* A timer already armed at least this long after a new run's due time is left there. */
 #define GRACE_MIN_NS (50 * 1000)
 
+/* The timer's expiry is struct worker's word_timer_ns (jf_now_ns() time; armed while in the
+ * future; 0: not), and word_timer_lo the earliest due time it fits (expiry_record()), which the
+ * switch reads inline (word_switch(), deadline_arm.h). */
 struct auto_worker {
-	uint32_t lock;      /* orders timer_settime() on this worker's timer */
-	uint64_t expiry_ns; /* when it fires (jf_now_ns() time); armed while in the future; 0: not */
+	uint32_t lock; /* orders timer_settime() on this worker's timer */
 } __attribute__((aligned(JF_CACHELINE)));
 
 static struct auto_worker *aw; /* one per worker, indexed by worker id */
@@ -91,6 +93,9 @@ static int auto_init(struct runtime *rt)
 	use_tsc = jf_tsc_hz() != 0;
 	grace_ns = use_tsc ? rt->cfg.grace_ns : 0;
 	window_ns = grace_ns > GRACE_MIN_NS ? grace_ns - GRACE_MIN_NS : 0;
+	/* The switch's inline path (word_switch()): a timer that fits the new run stays. */
+	rt->word_switch = use_tsc ? JF_WORD_TIMER : JF_WORD_CALL;
+	rt->word_window_ns = window_ns;
 	return 0;
 }
 
@@ -101,12 +106,24 @@ static void auto_fini(struct runtime *rt)
 	aw = NULL;
 }
 
+/*
+ * Record @w's timer's expiry @e (0: not armed). A new run due at D finds it where it must be when
+ * D + GRACE_MIN <= e <= D + grace (expiry_fits()), that is D in [e - grace, e - grace + window]:
+ * the switch tests D - word_timer_lo <= window, one subtraction and compare on one word (so the
+ * signal handler's store cannot tear it); an unarmed timer's UINT64_MAX fits nothing.
+ */
+static inline void expiry_record(struct worker *w, uint64_t e)
+{
+	__atomic_store_n(&w->word_timer_lo, e ? e - grace_ns : UINT64_MAX, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->word_timer_ns, e, __ATOMIC_RELAXED);
+}
+
 /* Set @w's timer to fire at @at (jf_now_ns() time), or disarm it for 0. Lock held. */
-static void timer_set(struct worker *w, struct auto_worker *a, uint64_t at, uint64_t now)
+static void timer_set(struct worker *w, uint64_t at, uint64_t now)
 {
 	uint64_t d = jf_ptimer_set(w, at == 0 ? 0 : at > now ? at - now : 1);
 
-	__atomic_store_n(&a->expiry_ns, d ? now + d : 0, __ATOMIC_RELAXED);
+	expiry_record(w, d ? now + d : 0);
 }
 
 /*
@@ -120,19 +137,26 @@ static bool expiry_fits(uint64_t e, uint64_t at, uint64_t now, bool owner)
 	return e > now && e <= at && (!owner || e + window_ns >= at);
 }
 
+/* timer_at()'s move, out of line: the switch's fast path has no call and saves no register. */
+static __attribute__((noinline)) void timer_move(struct worker *w, struct auto_worker *a,
+						 uint64_t at, uint64_t now, bool owner)
+{
+	if (!jf_ptimer_present(w))
+		return;
+	jf_spin_lock(&a->lock);
+	if (!expiry_fits(w->word_timer_ns, at, now, owner))
+		timer_set(w, at, now);
+	jf_spin_unlock(&a->lock);
+}
+
 /* Make @w's timer fire at @at (see expiry_fits() for @owner). An expiry that fits is one that
  * was set, so the timer is there: looked at only when it must move. */
 static JF_HOT_INLINE void timer_at(struct worker *w, uint64_t at, uint64_t now, bool owner)
 {
 	struct auto_worker *a = &aw[w->id];
 
-	if (expiry_fits(__atomic_load_n(&a->expiry_ns, __ATOMIC_RELAXED), at, now, owner) ||
-	    !jf_ptimer_present(w))
-		return;
-	jf_spin_lock(&a->lock);
-	if (!expiry_fits(a->expiry_ns, at, now, owner))
-		timer_set(w, a, at, now);
-	jf_spin_unlock(&a->lock);
+	if (!expiry_fits(__atomic_load_n(&w->word_timer_ns, __ATOMIC_RELAXED), at, now, owner))
+		timer_move(w, a, at, now, owner);
 }
 
 /* Nothing is due on @w: cancel its timer if armed (jf_deadline_arm calls it before its barrier). */
@@ -140,17 +164,17 @@ static void timer_disarm(struct worker *w, uint64_t now)
 {
 	struct auto_worker *a = &aw[w->id];
 
-	if (__atomic_load_n(&a->expiry_ns, __ATOMIC_RELAXED) <= now)
+	if (__atomic_load_n(&w->word_timer_ns, __ATOMIC_RELAXED) <= now)
 		return; /* not armed, or fired already: its signal finds the run changed and skips */
 	jf_spin_lock(&a->lock);
-	if (a->expiry_ns > now)
-		timer_set(w, a, 0, now);
+	if (w->word_timer_ns > now)
+		timer_set(w, 0, now);
 	jf_spin_unlock(&a->lock);
 }
 
 /*
  * The timer fired: its signal arrived on @w (to be taken now, deferred, or found in the loop), so
- * it is armed no more, whatever expiry_ns says. Without this, a signal that landed in the switch
+ * it is armed no more, whatever word_timer_ns says. Without this, a signal that landed in the switch
  * (count raised: deferred, and the pending request then dropped by the new run) left a record
  * still "in the future" for the stale clock read that on_run compares it with: on_run kept the
  * fired timer as armed and the run went on without one for good, work queued behind it (caught
@@ -162,8 +186,7 @@ static void timer_disarm(struct worker *w, uint64_t now)
 static void auto_on_signal(struct worker *w, const siginfo_t *si)
 {
 	(void)si;
-	if (aw)
-		__atomic_store_n(&aw[w->id].expiry_ns, 0, __ATOMIC_RELAXED);
+	expiry_record(w, 0);
 }
 
 /*
@@ -189,6 +212,23 @@ static void auto_on_run(struct worker *w, uint64_t now)
 		timer_at(w, when + grace_ns, now, true);
 }
 
+/*
+ * At a switch whose timer is not where the new run needs it (the switch's inline look at it,
+ * word_switch() in deadline_arm.h, found it elsewhere or not armed). Armed (work was queued since
+ * it last fired or the worker parked: a busy worker whose runs outlast the window): publish the
+ * run's due time as the switch does and move the timer. Not armed: whether work waits decides, as
+ * after a skipped request (on_run: deadline's look at the queues and barrier, the timer armed only
+ * if work waits).
+ */
+static void auto_on_switch(struct worker *w, uint64_t now)
+{
+	if (JF_LIKELY(use_tsc) && __atomic_load_n(&w->word_timer_ns, __ATOMIC_RELAXED) > now) {
+		timer_at(w, deadline_publish(w, now) + grace_ns, now, true);
+		return;
+	}
+	auto_on_run(w, now);
+}
+
 static void auto_on_park(struct worker *w)
 {
 	timer_disarm(w, jf_now_ns());
@@ -196,7 +236,15 @@ static void auto_on_park(struct worker *w)
 
 static void auto_on_work(struct worker *self, struct worker *target)
 {
-	uint64_t now, when = jf_deadline_notify(target, use_tsc, &now, self == target);
+	uint64_t now, when;
+
+	/* Queued by the uthread running on @target: armed since the switch (word and timer, both
+	 * for this run's due time: auto_on_switch), nothing to move. The timer's record is not 0:
+	 * it has not fired, or its signal, delivered to this very thread, would have said so. */
+	if (self == target && deadline_own_armed(target) &&
+	    __atomic_load_n(&target->word_timer_ns, __ATOMIC_RELAXED) != 0)
+		return;
+	when = jf_deadline_notify(target, use_tsc, &now, self == target);
 
 	/* Queued on its own worker (a wake of a uthread by the one running there): that run's own
 	 * rule, so the timer moves later rather than firing early at an older run's expiry. */
@@ -238,6 +286,7 @@ const struct jf_preempt_mech jf_mech_auto = {
 	.worker_start = jf_ptimer_worker_start,
 	.worker_stop = jf_ptimer_worker_stop,
 	.on_run = auto_on_run,
+	.on_switch = auto_on_switch,
 	.on_work = auto_on_work,
 	.on_park = auto_on_park,
 	.retry = auto_retry,

@@ -15,8 +15,12 @@
  * Arming follows the skip rule, like "timer" (posix_timer.c): the word holds a due time only
  * while work waits for the worker (the policy's has_work, uthreads waiting on descriptors that
  * no idle worker polls for) or one of its timers falls due; otherwise it is 0 and a safepoint is
- * the same load and branch as under any other mechanism.
- *   on_run   (the worker itself, at every switch in and after a skipped request): store the due
+ * the same load and branch as under any other mechanism. Except for a run's first slice: the
+ * switch publishes its due time without looking (on_switch, the hot path: deadline_switch() in
+ * deadline_arm.h), and the rule is applied when that time comes.
+ *   switch   (the worker, at every switch in; inline, word_switch()): store the run's due
+ *            time, whatever waits.
+ *   on_run   (the worker itself, after a skipped request): store the due
  *            time, or 0; after storing 0, a full barrier and a second look, which pairs with
  *   on_work  (the thread that queued work for a busy worker): a full barrier, then lower the
  *            word to that worker's due time with a CAS. Either the worker's second look sees
@@ -105,10 +109,18 @@ static void deadline_on_run(struct worker *w, uint64_t now)
 	deadline_arm(w, now, true, NULL);
 }
 
+static int deadline_init(struct runtime *rt)
+{
+	rt->word_switch = JF_WORD_PLAIN; /* the switch publishes inline: word_switch() */
+	return 0;
+}
+
 static void deadline_on_work(struct worker *self, struct worker *target)
 {
 	uint64_t now;
 
+	if (self == target && deadline_own_armed(target))
+		return; /* armed for the run's due time since its switch */
 	jf_deadline_notify(target, true, &now, self == target);
 }
 
@@ -120,6 +132,7 @@ static void deadline_kick(struct worker *w)
 const struct jf_preempt_mech jf_mech_deadline = {
 	.name = "deadline",
 	.available = deadline_available,
+	.init = deadline_init,
 	.on_run = deadline_on_run,
 	.on_work = deadline_on_work,
 	.kick = deadline_kick,

@@ -69,6 +69,8 @@ static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool 
 {
 	struct runtime *rt = jf_rt;
 	uint64_t when = deadline_due_ns(rt, w);
+
+	w->switch_poll = 0; /* re-armed: deadline_own_armed() no longer applies */
 	/* The word also stops a preemptible function whose budget is out (pfn.c); the due time
 	 * returned (auto's timer) does not include it: pfn.c's own timer is that backstop. */
 	uint64_t pfn = __atomic_load_n(&w->pfn_due_ns, __ATOMIC_RELAXED);
@@ -99,6 +101,81 @@ static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool 
 	if (when != UINT64_MAX && publish)
 		deadline_lower(w, when, now);
 	return when;
+}
+
+/*
+ * At a switch: publish the new run's due time (the earliest of its slice, the worker's next timer
+ * and a budget) whether or not work waits, from the TSC the switch read, and nothing else: no
+ * has_work, no netpoll look, no barrier. The skip rule moves to the due time: a safepoint that
+ * reaches it with nothing waiting enters the runtime once, the request is skipped
+ * (preemption_due: the policy's has_work) and the skip re-arms through on_run, that is
+ * deadline_arm(), which stores 0 when nothing waits; from then on the run's safepoints are the
+ * load and branch again. What that costs: a run that outlasts its first slice alone enters the
+ * runtime once, and its safepoints read the TSC during that first slice (~10 ns each); what it
+ * saves: ~70 instructions per switch (the look at the policy's queues, the netpoller, the due
+ * times, the call; make perfcheck). Work queued meanwhile needs nothing more: the word is armed
+ * for the due time already (deadline_own_armed(); jf_deadline_notify()'s CAS changes nothing).
+ * Return: the due time without the budget (auto's timer: pfn.c has its own).
+ */
+static JF_HOT_INLINE uint64_t deadline_due_switch(struct worker *w)
+{
+	uint64_t when = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED), tdl = jf_timers_next(w);
+
+	return tdl < when ? tdl : when;
+}
+
+static JF_HOT_INLINE void deadline_publish_at(struct worker *w, uint64_t when, uint64_t now)
+{
+	uint64_t pfn = __atomic_load_n(&w->pfn_due_ns, __ATOMIC_RELAXED), tsc;
+	uint64_t start = w->run_start_tsc;
+	struct jf__preempt_tls *pt = w->ptls;
+
+	pfn = when < pfn ? when : pfn;
+	tsc = JF_LIKELY(start) ? tsc_from(start, pfn, now) : tsc_at(pfn, now);
+	w->switch_poll = tsc;
+	__atomic_store_n(&pt->poll, tsc, __ATOMIC_RELAXED);
+	__atomic_store_n(&pt->probe_left, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&pt->probe_tsc, 0, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t deadline_publish(struct worker *w, uint64_t now)
+{
+	uint64_t when = deadline_due_switch(w);
+
+	deadline_publish_at(w, when, now);
+	return when;
+}
+
+/*
+ * The word's mechanisms at a switch, inline in prepare_run (rt->word_switch, set by their init):
+ * deadline publishes; auto publishes too when its backstop timer already fires where the new run
+ * needs it (in [due + GRACE_MIN, due + grace]: auto.c's window and expiry_record(); then it is
+ * armed, since due > now), and otherwise calls its on_switch, which moves the timer, or arms it
+ * if work waits.
+ */
+static JF_HOT_INLINE void word_switch(struct runtime *rt, struct worker *w, uint64_t now)
+{
+	uint64_t when = deadline_due_switch(w);
+
+	if (rt->word_switch == JF_WORD_TIMER &&
+	    JF_UNLIKELY(when - __atomic_load_n(&w->word_timer_lo, __ATOMIC_RELAXED) >
+			rt->word_window_ns)) {
+		rt->mech_on_switch(w, now);
+		return;
+	}
+	deadline_publish_at(w, when, now);
+}
+
+/*
+ * On @w's own thread (work queued by the uthread running there): is the word still what the switch
+ * published, or lower (a budget, a kick)? Then the run is armed for its due time already and the
+ * queueing has nothing to lower.
+ */
+static inline bool deadline_own_armed(struct worker *w)
+{
+	uint64_t p = __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED);
+
+	return p != 0 && p <= w->switch_poll;
 }
 
 #endif /* JIFFY_DEADLINE_ARM_H */

@@ -33,7 +33,11 @@ struct worker;
  *                stopped). Return 0 or -errno.
  * @worker_start/@worker_stop: on the worker's own kernel thread, before it runs any uthread /
  *                after it ran its last.
- * @on_run:       a uthread starts running on @w at @now (prepare_run): arm what must be armed.
+ * @on_run:       a uthread starts running on @w at @now, or its run goes on after a request
+ *                the worker skipped: arm what must be armed.
+ * @on_switch:    a uthread starts running on @w at @now, at a switch (prepare_run); NULL:
+ *                @on_run. The hot path: deadline and auto arm the word there without asking
+ *                whether work waits (deadline_arm.h).
  * @on_work:      work was queued for @target, which runs a uthread: it may need interrupting.
  * @on_park:      @w has nothing to run and goes to sleep (worker_park, before it blocks): a
  *                timer left armed to save a system call per switch may be cancelled here.
@@ -61,6 +65,7 @@ struct jf_preempt_mech {
 	int (*worker_start)(struct worker *w);
 	void (*worker_stop)(struct worker *w);
 	void (*on_run)(struct worker *w, uint64_t now);
+	void (*on_switch)(struct worker *w, uint64_t now);
 	void (*on_work)(struct worker *self, struct worker *target);
 	void (*on_park)(struct worker *w);
 	void (*retry)(struct worker *w, uint64_t now);
