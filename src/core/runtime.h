@@ -221,7 +221,8 @@ struct worker {
 	bool pfn_owed; /* a stop was denied in libc: the handler leaves it pending (preempt.c) */
 	uint64_t pfn_poll; /* the safepoint word's value a budget stored (0: none) */
 	/* The word's mechanisms (deadline_arm.h): what the switch published for the run, in TSC
-	 * ticks (0: the run was re-armed since, the fast paths do not apply). Worker only. */
+	 * ticks; 0: not armed so (another mechanism, re-armed since, auto's timer fired), and
+	 * word_own_armed() does not apply. Worker only (its signal handler too). */
 	uint64_t switch_poll;
 	uint64_t word_timer_ns; /* auto's backstop timer: when it fires (jf_now_ns() time; armed
 				 * while in the future; 0: not). auto.c's */

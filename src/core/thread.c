@@ -629,7 +629,8 @@ static JF_HOT_INLINE void after_enqueue(struct worker *w, int target, struct jf_
 		if (target < 0)
 			for (int i = 0; i < rt->nworkers; i++)
 				rt->mech->on_work(w, &rt->workers[i]);
-		else if (reason != JF_ENQ_YIELDED && reason != JF_ENQ_PREEMPTED)
+		else if (reason != JF_ENQ_YIELDED && reason != JF_ENQ_PREEMPTED &&
+			 !(target == w->id && word_own_armed(w)))
 			rt->mech->on_work(w, &rt->workers[target]);
 	}
 	if (rt->nworkers == 1 ||

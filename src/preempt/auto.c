@@ -187,6 +187,7 @@ static void auto_on_signal(struct worker *w, const siginfo_t *si)
 {
 	(void)si;
 	expiry_record(w, 0);
+	w->switch_poll = 0; /* word_own_armed(): the run has no timer now */
 }
 
 /*
@@ -236,15 +237,7 @@ static void auto_on_park(struct worker *w)
 
 static void auto_on_work(struct worker *self, struct worker *target)
 {
-	uint64_t now, when;
-
-	/* Queued by the uthread running on @target: armed since the switch (word and timer, both
-	 * for this run's due time: auto_on_switch), nothing to move. The timer's record is not 0:
-	 * it has not fired, or its signal, delivered to this very thread, would have said so. */
-	if (self == target && deadline_own_armed(target) &&
-	    __atomic_load_n(&target->word_timer_ns, __ATOMIC_RELAXED) != 0)
-		return;
-	when = jf_deadline_notify(target, use_tsc, &now, self == target);
+	uint64_t now, when = jf_deadline_notify(target, use_tsc, &now, self == target);
 
 	/* Queued on its own worker (a wake of a uthread by the one running there): that run's own
 	 * rule, so the timer moves later rather than firing early at an older run's expiry. */

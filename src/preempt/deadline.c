@@ -119,8 +119,6 @@ static void deadline_on_work(struct worker *self, struct worker *target)
 {
 	uint64_t now;
 
-	if (self == target && deadline_own_armed(target))
-		return; /* armed for the run's due time since its switch */
 	jf_deadline_notify(target, true, &now, self == target);
 }
 

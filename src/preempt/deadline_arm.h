@@ -167,15 +167,17 @@ static JF_HOT_INLINE void word_switch(struct runtime *rt, struct worker *w, uint
 }
 
 /*
- * On @w's own thread (work queued by the uthread running there): is the word still what the switch
- * published, or lower (a budget, a kick)? Then the run is armed for its due time already and the
- * queueing has nothing to lower.
+ * Work was queued on @w by the uthread running there (a spawn, a wake): is the run armed for its
+ * due time already, so that on_work has nothing to do? Yes while the word is still what the
+ * switch published, or lower (a budget, a kick) but not 0: w->switch_poll is that value, and 0
+ * (nothing is) under the other mechanisms, after a re-arm (deadline_arm()) and, for auto, once its
+ * timer fired (auto_on_signal, on this very thread: the switch had checked the timer's window).
+ * One compare: p - 1 < switch_poll is 0 < p <= switch_poll. Inline in after_enqueue(): the call
+ * is what it saves.
  */
-static inline bool deadline_own_armed(struct worker *w)
+static inline bool word_own_armed(struct worker *w)
 {
-	uint64_t p = __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED);
-
-	return p != 0 && p <= w->switch_poll;
+	return __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED) - 1 < w->switch_poll;
 }
 
 #endif /* JIFFY_DEADLINE_ARM_H */
