@@ -92,7 +92,7 @@ struct jf_config_param {
  * @grace_ns:     hybrid and auto: how long after the quantum a uthread
  *                that reached no jf_safepoint() is sent the signal.
  *                JF_GRACE_DEFAULT (what jf_config_default() sets):
- *                the mechanism's own, hybrid 50 us, auto 1000 us
+ *                the mechanism's own, hybrid 50 us, auto 5000 us
  *                (docs/preemption.md says why they differ).            JIFFY_GRACE_US
  * @preempt_signal: the signal the signal mechanisms use (default
  *                SIGURG, as Go does); a name or a number.              JIFFY_PREEMPT_SIGNAL

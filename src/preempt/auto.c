@@ -34,8 +34,10 @@
  * timer is never left to fire for nothing: it is cancelled when nothing waits any more, and moved
  * when a new run needs it. But a move is dear too: timer_settime() costs ~0.6 us only when the
  * expiry lies beyond the next scheduler tick (4 ms at HZ=250); one within it reprograms the local
- * APIC timer, a VM exit, 6-10 us. Hence a grace period of a millisecond by default (not hybrid's
- * 50 us), and the window: a timer armed for a moment in [D + GRACE_MIN, D + grace] stays where it
+ * APIC timer, a VM exit, 6-10 us, and so does cancelling it. Hence a grace period of 5 ms by
+ * default (not hybrid's 50 us): every expiry lies beyond the next tick, so arming and cancelling
+ * cost ~1 us each, not 6 (a server that parks between requests does both per busy period), and
+ * the window: a timer armed for a moment in [D + GRACE_MIN, D + grace] stays where it
  * is. Its signal then comes after the due time, so it is never spurious, only after a shorter
  * grace (at least GRACE_MIN, which a safepoint every few microseconds meets); a worker whose runs
  * keep starting while work waits (preemptions at safepoints, a server's short requests) moves its
@@ -56,11 +58,15 @@
 
 /*
  * The default grace period: long enough that moving the timer is cheap and rare (an expiry within
- * the next scheduler tick makes timer_settime() reprogram the local APIC timer, a VM exit on a
- * KVM guest: ~7-10 us instead of ~0.6 us) and that signals to code without safepoints stay a few
- * percent of its time (19-45 us each); measured in docs/preemption.md.
+ * the next scheduler tick, 4 ms at HZ=250, makes timer_settime() reprogram the local APIC timer, a
+ * VM exit on a KVM guest: ~6 us instead of ~0.6-0.9 us, to arm and to cancel alike) and that
+ * signals to code without safepoints stay a small part of its time (19-45 us each). It was 1 ms
+ * until 2026-11-29: on the head-of-line workload (docs/performance.md, "auto on the head-of-line
+ * workload") the arming and cancelling per busy period and the signals to long requests running
+ * alone took auto's short-request p99 to 384 us where deadline's was 107 us; at 5 ms, 93 us. On a
+ * kernel with a slower tick (HZ=100: 10 ms) JIFFY_GRACE_US above it does the same.
  */
-#define JF_AUTO_GRACE_NS (1000 * 1000)
+#define JF_AUTO_GRACE_NS (5000 * 1000)
 /* A timer already armed at least this long after a new run's due time is left there. */
 #define GRACE_MIN_NS (50 * 1000)
 

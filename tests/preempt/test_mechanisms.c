@@ -2,7 +2,7 @@
  * preempt/test_mechanisms.c - proves that the preemption mechanism is chosen by name, reported
  * truthfully, and that no bad choice passes silently:
  *   - the defaults are "auto" at a 20 us quantum, with the grace period left to the mechanism
- *     (JF_GRACE_DEFAULT: inside jf_run(), jf_preempt_stats() reports 1000 us under auto, 50 us
+ *     (JF_GRACE_DEFAULT: inside jf_run(), jf_preempt_stats() reports 5000 us under auto, 50 us
  *     under hybrid; a configured one is used as it is);
  *   - jf_preempt_available() says 1 for none, timer, dispatcher, safepoint, deadline (where the
  *     runtime clock is the TSC, as on every machine we run on), hybrid and auto, -EINVAL for
@@ -366,7 +366,7 @@ static void check_run_each(void)
 		cfg.quantum_ns = 200 * PT_US;
 		expected_mech = working[i];
 		expected_quantum = cfg.quantum_ns;
-		expected_grace = !strcmp(working[i], "auto") ? 1000 * PT_US : 50 * PT_US;
+		expected_grace = !strcmp(working[i], "auto") ? 5000 * PT_US : 50 * PT_US;
 		CHECK(jft_run(&cfg, mech_main, NULL) == (void *)0x600d);
 		if (!strcmp(working[i], "auto") || !strcmp(working[i], "hybrid")) {
 			/* A configured grace period is used as it is. */
@@ -406,7 +406,7 @@ static void check_run_each(void)
 	CHECK_EQ(setenv("JIFFY_WORKERS", "1", 1), 0);
 	expected_mech = "auto";
 	expected_quantum = 20 * PT_US;
-	expected_grace = 1000 * PT_US;
+	expected_grace = 5000 * PT_US;
 	{
 		void *ret = NULL;
 

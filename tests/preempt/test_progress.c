@@ -10,7 +10,7 @@
  * they have not yet taken 20 turns each) share the worker round-robin: both count, each gets a
  * fair share (at least a fifth of what its turns are worth: 10% when both are preempted at the
  * quantum; under "hybrid" and "auto" the one without safepoints runs quantum + grace per turn,
- * under "auto" with its 1 ms grace ~10x the other's) and each runs again and again after the
+ * under "auto" with its 5 ms grace ~50x the other's) and each runs again and again after the
  * other, not once.
  * The workers count the preemptions (stats preempts >= 1).
  */
