@@ -111,7 +111,10 @@ static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool 
  * (preemption_due: the policy's has_work) and the skip re-arms through on_run, that is
  * deadline_arm(), which stores 0 when nothing waits; from then on the run's safepoints are the
  * load and branch again. What that costs: a run that outlasts its first slice alone enters the
- * runtime once, and its safepoints read the TSC during that first slice (~10 ns each); what it
+ * runtime once, and its safepoints read the TSC during that first slice (~10 ns each); compiler
+ * probes count down and call jf__probe_armed() at their first two probes of each run (rate
+ * unknown yet: one read, then one to measure it; ~20-40 ns a run), which a run with work waiting
+ * paid before too (so a busy server pays nothing new, an idle one a little CPU); what it
  * saves: ~70 instructions per switch (the look at the policy's queues, the netpoller, the due
  * times, the call; make perfcheck). Work queued meanwhile needs nothing more: the word is armed
  * for the due time already (deadline_own_armed(); jf_deadline_notify()'s CAS changes nothing).
