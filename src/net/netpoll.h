@@ -40,6 +40,20 @@ static inline bool jf_netpoll_wants_busy_poll(void)
 	       !__atomic_load_n(&jf__netpoll_irq_on, __ATOMIC_RELAXED);
 }
 
+/*
+ * A busy worker entered the runtime for a preemption request: should it look at the descriptors
+ * (when due)? When busy polling is wanted, or when the interrupt thread kicked it to look
+ * (jf__netpoll_irq_req). Not merely because uthreads wait: deadline and auto enter once per run
+ * whatever waits (src/preempt/deadline_arm.h), and a look there whenever descriptors are waited
+ * on made every busy worker a poller beside the interrupt thread (net.netirq: 0 irq polls in a
+ * run where the worker's own looks won every race).
+ */
+static inline bool jf_netpoll_wants_look(void)
+{
+	return jf_netpoll_wants_busy_poll() ||
+	       (jf_netpoll_active() && __atomic_load_n(&jf__netpoll_irq_req, __ATOMIC_RELAXED));
+}
+
 /* Is a busy worker's look due (JIFFY_NETPOLL_US since the last one)? A preemption's handler
  * asks, and leaves the look to the scheduler loop. */
 bool jf_netpoll_due(uint64_t now);

@@ -365,19 +365,20 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 	}
 	if (in_handler) {
 		/*
-		 * This worker's timers fell due, or uthreads wait on descriptors and the netpoller is
-		 * due a look, while its uthread ran: the loop does that and decides after (what they
+		 * This worker's timers fell due, or the netpoller wants a look (jf_netpoll_wants_look)
+		 * and is due one, while its uthread ran: the loop does that and decides after (what they
 		 * wake may be the work that waits, or ask for wakeup preemption). Else decide here.
 		 */
 		bool loop_work = jf_timers_next(w) <= now ||
-				 (JF_UNLIKELY(jf_netpoll_active()) && jf_netpoll_due(now));
+				 (JF_UNLIKELY(jf_netpoll_wants_look()) && jf_netpoll_due(now));
 		decided = !loop_work && preemption_due(rt, w, cur, now, &quantum);
 		if (!loop_work && !decided)
 			return false;
 	} else {
 		if (JF_UNLIKELY(jf_timers_next(w) <= now))
 			STAT_ADD(w, timers, jf_timers_run(w, now));
-		if (JF_UNLIKELY(jf_netpoll_active()))
+		/* Not whenever descriptors are waited on: jf_netpoll_wants_look() says why. */
+		if (JF_UNLIKELY(jf_netpoll_wants_look()))
 			jf_netpoll_busy(w, now);
 		if (!preemption_due(rt, w, cur, now, &quantum))
 			return false;
