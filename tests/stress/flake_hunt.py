@@ -63,6 +63,10 @@ def run_once(t, logdir, tag, k):
         rc, out = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired as e:
         rc, out = "timeout", (e.stdout or b"") + (e.stderr or b"")
+    except OSError as e:
+        # Could not start it (a binary relinked under the hunt: EACCES, ENOENT): a failed run
+        # with the reason, not the end of a campaign of hours.
+        rc, out = f"not started ({e.strerror})", f"{e}\n".encode()
     if rc == 0:
         return "pass"
     if t["skip"] is not None and rc == t["skip"]:
