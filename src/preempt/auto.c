@@ -264,15 +264,22 @@ static void auto_kick(struct worker *w)
  * The signal found the uthread in libc (or similar). A safepoint after the call takes the
  * preemption at once; code without one gets the signal again, backing off on the fallback's own
  * time scale (a quarter grace period, doubling up to one), not the quantum's: at a quantum of a
- * few microseconds that would be a storm of 19-45 us signals over a long memcpy().
+ * few microseconds that would be a storm of 19-45 us signals over a long memcpy(). The scale is
+ * capped at RETRY_SCALE_MAX_NS, the grace of before 2026-11-29: the 5 ms grace made the retries
+ * 5x rarer, and a uthread that spends nearly all its time in memcpy() (preempt.progress part 3),
+ * whose signals land in libc with a probability near 1, went unpreempted for 10 s in a CI run.
+ * A retry is rare (code without safepoints, inside libc when its due time came), so its timer
+ * moving within the tick costs little overall.
  */
+#define RETRY_SCALE_MAX_NS (1000 * 1000)
 static void auto_retry(struct worker *w, uint64_t now)
 {
 	uint64_t q = jf_rt->cfg.quantum_ns;
+	uint64_t scale = grace_ns < RETRY_SCALE_MAX_NS ? grace_ns : RETRY_SCALE_MAX_NS;
 
 	if (use_tsc)
 		jf_deadline_lower(w, 0, 0);
-	timer_at(w, now + jf_preempt_retry_delay(w, grace_ns > q ? grace_ns : q), now, true);
+	timer_at(w, now + jf_preempt_retry_delay(w, scale > q ? scale : q), now, true);
 }
 
 const struct jf_preempt_mech jf_mech_auto = {
