@@ -16,8 +16,8 @@
  * while work waits for the worker (the policy's has_work, uthreads waiting on descriptors that
  * no idle worker polls for) or one of its timers falls due; otherwise it is 0 and a safepoint is
  * the same load and branch as under any other mechanism. Except for a run's first slice: the
- * switch publishes its due time without looking (on_switch, the hot path: deadline_switch() in
- * deadline_arm.h), and the rule is applied when that time comes.
+ * switch publishes its due time without looking (the hot path: word_switch() in deadline_arm.h,
+ * inline in prepare_run), and the rule is applied when that time comes.
  *   switch   (the worker, at every switch in; inline, word_switch()): store the run's due
  *            time, whatever waits.
  *   on_run   (the worker itself, after a skipped request): store the due

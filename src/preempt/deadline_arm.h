@@ -42,6 +42,17 @@ static inline uint64_t tsc_at(uint64_t when, uint64_t now)
 	return tsc_from(__rdtsc(), when, now);
 }
 
+/* Publish @tsc in @w's word; compiler probes counting toward an older value read the TSC at
+ * their next probe. */
+static inline void word_store(struct worker *w, uint64_t tsc)
+{
+	struct jf__preempt_tls *pt = w->ptls;
+
+	__atomic_store_n(&pt->poll, tsc, __ATOMIC_RELAXED);
+	__atomic_store_n(&pt->probe_left, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&pt->probe_tsc, 0, __ATOMIC_RELAXED);
+}
+
 /* deadline_lower() with the due time as a TSC value already. */
 static inline uint64_t deadline_lower_tsc(struct worker *w, uint64_t tsc)
 {
@@ -70,7 +81,7 @@ static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool 
 	struct runtime *rt = jf_rt;
 	uint64_t when = deadline_due_ns(rt, w);
 
-	w->switch_poll = 0; /* re-armed: deadline_own_armed() no longer applies */
+	w->switch_poll = 0; /* re-armed: word_own_armed() no longer applies */
 	/* The word also stops a preemptible function whose budget is out (pfn.c); the due time
 	 * returned (auto's timer) does not include it: pfn.c's own timer is that backstop. */
 	uint64_t pfn = __atomic_load_n(&w->pfn_due_ns, __ATOMIC_RELAXED);
@@ -78,16 +89,14 @@ static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool 
 	if (when != UINT64_MAX || pfn != UINT64_MAX) {
 		if (publish) {
 			uint64_t at = when < pfn ? when : pfn;
-			/* At a switch (on_run from prepare_run) the TSC that @now was read from is at
-			 * hand: a distance from it, as tsc_at() computes from a fresh rdtsc. */
+			/* At a switch (auto's on_switch for a run whose timer is not armed) the TSC
+			 * that @now was read from is at hand: a distance from it, as tsc_at()
+			 * computes from a fresh rdtsc. */
 			uint64_t tsc = now == __atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED) &&
 						       w->run_start_tsc
 					       ? tsc_from(w->run_start_tsc, at, now)
 					       : tsc_at(at, now);
-			__atomic_store_n(&w->ptls->poll, tsc, __ATOMIC_RELAXED);
-			/* compiler probes: read the TSC at the next one */
-			__atomic_store_n(&w->ptls->probe_left, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&w->ptls->probe_tsc, 0, __ATOMIC_RELAXED);
+			word_store(w, tsc);
 		}
 		if (when != UINT64_MAX)
 			return when;
@@ -117,7 +126,7 @@ static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool 
  * paid before too (so a busy server pays nothing new, an idle one a little CPU); what it
  * saves: ~70 instructions per switch (the look at the policy's queues, the netpoller, the due
  * times, the call; make perfcheck). Work queued meanwhile needs nothing more: the word is armed
- * for the due time already (deadline_own_armed(); jf_deadline_notify()'s CAS changes nothing).
+ * for the due time already (word_own_armed(); jf_deadline_notify()'s CAS changes nothing).
  * Return: the due time without the budget (auto's timer: pfn.c has its own).
  */
 static JF_HOT_INLINE uint64_t deadline_due_switch(struct worker *w)
@@ -130,15 +139,12 @@ static JF_HOT_INLINE uint64_t deadline_due_switch(struct worker *w)
 static JF_HOT_INLINE void deadline_publish_at(struct worker *w, uint64_t when, uint64_t now)
 {
 	uint64_t pfn = __atomic_load_n(&w->pfn_due_ns, __ATOMIC_RELAXED), tsc;
-	uint64_t start = w->run_start_tsc;
-	struct jf__preempt_tls *pt = w->ptls;
+	uint64_t start = w->run_start_tsc; /* read with @now: only ever called at a switch */
 
 	pfn = when < pfn ? when : pfn;
 	tsc = JF_LIKELY(start) ? tsc_from(start, pfn, now) : tsc_at(pfn, now);
 	w->switch_poll = tsc;
-	__atomic_store_n(&pt->poll, tsc, __ATOMIC_RELAXED);
-	__atomic_store_n(&pt->probe_left, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&pt->probe_tsc, 0, __ATOMIC_RELAXED);
+	word_store(w, tsc);
 }
 
 static inline uint64_t deadline_publish(struct worker *w, uint64_t now)
