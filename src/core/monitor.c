@@ -93,8 +93,11 @@ int jf_dump_threads(FILE *out)
 		return -ESRCH;
 	if (!out)
 		return -EINVAL;
-	fprintf(out, "jiffy: uthreads (%d workers, policy %s, preempt %s)\n", rt->nworkers,
-		rt->cfg.policy, rt->mech->name);
+	fprintf(out, "jiffy: uthreads (%d workers, policy %s, preempt %s)%s\n", rt->nworkers,
+		rt->cfg.policy, rt->mech->name,
+		rt->switch_clock ? ""
+				 : " (ages not tracked: nothing reads the clock at a switch; "
+				   "JIFFY_HIST=1 or a preemption mechanism tracks them)");
 	fprintf(out, "%8s %-24s %-9s %6s %5s %9s  %s\n", "id", "name", "state", "worker", "class",
 		"for", "where");
 	pthread_mutex_lock(&rt->reg_lock);

@@ -440,6 +440,10 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 		jf_warn("%s", err);
 		goto out_free;
 	}
+	rt->switch_clock = rt->preempting || jf_drv_needs_time(&rt->drv) || rt->workers[0].hist_on ||
+			   rt->cfg.schedtrace_ns || rt->cfg.stall_report || rt->cfg.netpoll_irq;
+	for (int i = 0; i < rt->nworkers; i++)
+		rt->workers[i].switch_clock = rt->switch_clock;
 	rc = jf_overflow_handler_install();
 	if (rc)
 		goto out_preempt;
@@ -457,7 +461,7 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 	if (rc)
 		goto out_handler;
 	main_t->is_main = 1;
-	main_t->state_ns = jf_now_ns();
+	main_t->state_ns = rt->switch_clock ? jf_now_ns() : 0;
 	rt->main_thread = main_t;
 	rt->pid = getpid();
 	jf_drv_enqueue(&rt->drv, 0, &main_t->task, JF_ENQ_NEW, jf_policy_now());

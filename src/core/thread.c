@@ -166,6 +166,12 @@ static JF_HOT_INLINE void preempt_new_run(struct worker *w, struct jf_thread *ne
 		rt->mech_on_switch(w, now);
 }
 
+/* The time for a switch's stamps and the policy: 0 when nothing uses it (rt->switch_clock). */
+static inline uint64_t switch_now(const struct worker *w)
+{
+	return JF_LIKELY(w->switch_clock) ? jf_now_ns() : 0;
+}
+
 /* Nanoseconds from @since to @now, 0 if @since is later (a stamp racing with the read). */
 static inline uint64_t ns_since(uint64_t now, uint64_t since)
 {
@@ -183,8 +189,13 @@ static JF_HOT_INLINE uint64_t prepare_run(struct worker *w, struct jf_thread *ne
 	uint64_t now, delay;
 
 	jf_wait_off_cpu(next);
-	now = jf_now_ns_tsc(&w->run_start_tsc);
-	delay = ns_since(now, JF_VIEW_GET(next, state_ns));
+	/* 0 when nothing uses the time (w->switch_clock): no stamp, no delay, run_start_ns 0 */
+	if (JF_LIKELY(w->switch_clock)) {
+		now = jf_now_ns_tsc(&w->run_start_tsc);
+		delay = ns_since(now, JF_VIEW_GET(next, state_ns));
+	} else {
+		now = delay = 0;
+	}
 	jf_ut_set_state(next, UT_FROM(UT_RUNNABLE), UT_RUNNING);
 	next->on_cpu = 1;
 	__atomic_store_n(&next->worker, w, __ATOMIC_RELAXED); /* jf_cancel() reads it (pfn.c) */
@@ -205,13 +216,13 @@ static JF_HOT_INLINE uint64_t prepare_run(struct worker *w, struct jf_thread *ne
 		__atomic_store_n(&w->pfn_due_ns, UINT64_MAX, __ATOMIC_RELAXED);
 	if (jf_rt->preempting) {
 		preempt_new_run(w, next, now);
-	} else {
+	} else if (now) {
 		/* The stall monitor (monitor.c) reads when this run began. */
 		__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
 	}
 	if (JF_UNLIKELY(next->pfn != NULL || __atomic_load_n(&next->cancel_req, __ATOMIC_RELAXED)))
-		jf_pfn_on_run(w, next, now);
+		jf_pfn_on_run(w, next, now ? now : jf_now_ns());
 	return now;
 }
 
@@ -389,7 +400,7 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 
 	if (next == cur) { /* woken or re-picked before it left: keep running */
 		jf_ut_set_state(cur, UT_FROM(UT_RUNNABLE), UT_RUNNING);
-		now = jf_now_ns();
+		now = switch_now(w);
 		__atomic_store_n(&w->cur, cur, __ATOMIC_RELAXED); /* read by mutex spinners */
 		/* picked again: a new run for the policy */
 		jf_drv_run_start(&jf_rt->drv, w->id, &cur->task, now);
@@ -399,7 +410,7 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		if (JF_UNLIKELY(w->hist_on))
 			jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, 0);
 		if (JF_UNLIKELY(__atomic_load_n(&cur->cancel_req, __ATOMIC_RELAXED)))
-			jf_pfn_on_run(w, cur, now); /* cancelled while queued: as prepare_run() does */
+			jf_pfn_on_run(w, cur, now ? now : jf_now_ns()); /* as prepare_run() does */
 		*errno_slot() = cur->saved_errno; /* timers and wakeups above may make syscalls */
 		return;
 	}
@@ -413,7 +424,7 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		tsan_enter_thread(next);
 		jf_ctx_switch(&cur->ctx, &next->ctx, &cur->on_cpu);
 	} else {
-		leave_run(w, cur, jf_now_ns(), enq != NULL);
+		leave_run(w, cur, switch_now(w), enq != NULL);
 		__atomic_store_n(&w->cur, NULL, __ATOMIC_RELAXED); /* read by mutex spinners */
 		asan_enter_sched(&fake, w);
 		jf_tsan_release(&cur->on_cpu);
@@ -494,7 +505,7 @@ bool jf_sched_finish_preempt(struct worker *w)
 	next = atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed)
 		       ? NULL /* shutting down: whatever was runnable is discarded */
 		       : pick_next(w, cur, JF_ENQ_PREEMPTED);
-	leave_run(w, cur, jf_now_ns(), true);
+	leave_run(w, cur, switch_now(w), true);
 	__atomic_store_n(&w->cur, NULL, __ATOMIC_RELAXED); /* read by mutex spinners */
 	jf_tsan_release(&cur->on_cpu);
 	__atomic_store_n(&cur->on_cpu, 0, __ATOMIC_RELEASE); /* queued and recorded: others may run it */
@@ -525,7 +536,7 @@ __attribute__((noreturn)) static void exit_switch(struct jf_thread *cur, struct 
 		tsan_enter_thread(next);
 		jf_ctx_switch(&cur->ctx, &next->ctx, &cur->on_cpu);
 	} else {
-		leave_run(w, cur, jf_now_ns(), false);
+		leave_run(w, cur, switch_now(w), false);
 		__atomic_store_n(&w->cur, NULL, __ATOMIC_RELAXED); /* read by mutex spinners */
 		asan_enter_sched(NULL, w);
 		jf_tsan_release(&cur->on_cpu);
@@ -659,7 +670,7 @@ static void make_runnable_at(struct worker *w, struct jf_thread *t,
 
 void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enqueue_reason reason)
 {
-	make_runnable_at(w, t, reason, jf_stamp_ns());
+	make_runnable_at(w, t, reason, JF_LIKELY(w->switch_clock) ? jf_stamp_ns() : 0);
 }
 
 void jf_sched_block_then(uint32_t *unlock, void (*publish)(void *arg), void *arg)

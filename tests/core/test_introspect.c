@@ -9,7 +9,8 @@
  *  - jf_stats_reset() starts counters and histograms from zero;
  *  - without jf_config.histograms (JIFFY_HIST) the switch path's two histograms answer -ENODATA;
  *  - jf_dump_threads() lists uthreads blocked on a mutex, a condition variable and a sleep, and
- *    the running one, with their names and states.
+ *    the running one, with their names and states; with their ages when something reads the
+ *    clock at a switch (histograms here), with none and a note saying so when nothing does.
  * With an argument it is the subject of tests/core/check_monitor.sh: "stall" computes past the
  * stall threshold with work waiting, "schedtrace" runs yields for a while.
  */
@@ -280,13 +281,26 @@ static char *dump(void)
 	return buf;
 }
 
+/* The "for" column (the age in its state) of @line: id name state worker class for where. */
+static void age_of(const char *line, char *age, size_t len)
+{
+	char a[32] = "";
+
+	CHECK_EQ(sscanf(line, "%*s %*s %*s %*s %*s %31s", a), 1);
+	snprintf(age, len, "%s", a);
+}
+
+/* @arg: NULL, or "ages" / "no ages": whether the dump must show every uthread's age, or none
+ * (a runtime that reads no clock at a switch: JIFFY_PREEMPT=none, a policy without time, no
+ * histograms, says so in its header and stamps nothing). */
 static void *main_dump(void *arg)
 {
+	const char *want = arg;
 	jf_thread_t *a, *b, *c;
-	char line[512], *out = NULL;
+	char line[512], age[32], *out = NULL;
 	int settled = 0;
 
-	(void)arg;
+	cv_go = 0; /* run once per configuration */
 	jf_mutex_lock(&mx);
 	a = spawn_named("mx-waiter", mx_waiter);
 	b = spawn_named("cv-waiter", cv_waiter);
@@ -308,6 +322,21 @@ static void *main_dump(void *arg)
 	CHECK(line_of(out, " main ", line, sizeof(line)));
 	CHECK_STR_CONTAINS(line, "running");
 	CHECK_STR_CONTAINS(out, "jiffy: 4 uthreads");
+	if (want) {
+		bool ages = strcmp(want, "ages") == 0;
+		const char *names[] = {"mx-waiter", "cv-waiter", "sleeper", " main "};
+
+		CHECK_EQ(strstr(out, "ages not tracked") == NULL, ages);
+		fprintf(stderr, "dump with %s: ok\n", want);
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			CHECK(line_of(out, names[i], line, sizeof(line)));
+			age_of(line, age, sizeof(age));
+			if (ages != (strcmp(age, "-") != 0)) {
+				fprintf(stderr, "%s: age '%s', want %s\n", names[i], age, want);
+				jft_fail();
+			}
+		}
+	}
 	free(out);
 	jf_mutex_unlock(&mx);
 	jf_mutex_lock(&cmx);
@@ -409,6 +438,16 @@ int main(int argc, char **argv)
 
 	jft_config(&cfg, 2);
 	jft_run(&cfg, main_dump, NULL);
+	/* The clock at a switch only for a consumer: none of them, then histograms. */
+	jft_config(&cfg, 2);
+	snprintf(cfg.preempt, sizeof(cfg.preempt), "none");
+	snprintf(cfg.policy, sizeof(cfg.policy), "ws");
+	cfg.histograms = cfg.stats = false;
+	cfg.schedtrace_ns = 0;
+	cfg.stall_report = 0;
+	jft_run(&cfg, main_dump, "no ages");
+	cfg.histograms = true;
+	jft_run(&cfg, main_dump, "ages");
 	fprintf(stderr, "introspect: ok\n");
 	return 0;
 }

@@ -256,6 +256,12 @@ def _threads(arg, from_tty):
         stamps = [u.state_ns for u in us if u.state_ns]
         now = max(stamps) if stamps else 0
         note = " (no live process: ages relative to the last state change)"
+    try:
+        if not int(rt["switch_clock"]):
+            note += (" (ages not tracked: nothing reads the clock at a switch; JIFFY_HIST=1 or a"
+                     " preemption mechanism tracks them)")
+    except gdb.error:
+        pass  # a runtime from before switch_clock: it always stamped
     policy = rt["cfg"]["policy"].string(length=-1).split("\0", 1)[0]
     try:
         mech = _cstr(rt["mech"]["name"]) if int(rt["mech"]) else "?"
