@@ -10,7 +10,9 @@
 #
 # Usage: bench/hol_pairs.sh [ROUNDS] [RATE] [CONFIG...]
 #   ROUNDS default 9, RATE default 30000 req/s; a CONFIG is "MECH[,VAR=VALUE...]", default:
-#   "auto,JIFFY_GRACE_US=1000" "auto" "deadline". DURATION (s, default 3.5) per run.
+#   "auto,JIFFY_GRACE_US=1000" "auto" "deadline". DURATION (s, default 3.5) per run. The pseudo
+#   variable SERVER=PATH runs another build's jiffy-synth-probes (a before/after of a change:
+#   git worktree add /tmp/old REV; cmake ... --target jiffy_synth_probes there).
 #   Needs build/apps/jiffy-synth-probes (make build with clang-14) and load/ (make build).
 # Timing: run it alone (it holds flock /tmp/jiffy-timing.lock throughout, as the benchmarks do).
 set -euo pipefail
@@ -31,10 +33,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 one() { # one <config> -> "config p99 p50 idle_s" on stdout
-	local cfg=$1 mech=${1%%,*} envs=() port pid i
-	[[ $cfg == *,* ]] && IFS=, read -r -a envs <<<"${cfg#*,}"
-	env "${envs[@]}" JIFFY_STATS=1 JIFFY_WORKERS=1 JIFFY_POLICY=twoq JIFFY_PREEMPT="$mech" \
-		JIFFY_QUANTUM_US=10 taskset -c 0 "$SERVER" --port 0 >"$tmp/out" 2>"$tmp/err" &
+	local cfg=$1 mech=${1%%,*} all=() envs=() server=$SERVER e port pid i
+	[[ $cfg == *,* ]] && IFS=, read -r -a all <<<"${cfg#*,}"
+	for e in ${all[@]+"${all[@]}"}; do
+		if [[ $e == SERVER=* ]]; then server=${e#SERVER=}; else envs+=("$e"); fi
+	done
+	env ${envs[@]+"${envs[@]}"} JIFFY_STATS=1 JIFFY_WORKERS=1 JIFFY_POLICY=twoq JIFFY_PREEMPT="$mech" \
+		JIFFY_QUANTUM_US=10 taskset -c 0 "$server" --port 0 >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
 	for i in $(seq 100); do grep -q READY "$tmp/out" && break; sleep 0.1; done
 	port=$(grep -o "udp=[0-9]*" "$tmp/out" | head -1 | cut -d= -f2)

@@ -96,8 +96,8 @@ int jf_dump_threads(FILE *out)
 	fprintf(out, "jiffy: uthreads (%d workers, policy %s, preempt %s)%s\n", rt->nworkers,
 		rt->cfg.policy, rt->mech->name,
 		rt->switch_clock ? ""
-				 : " (ages not tracked: nothing reads the clock at a switch; "
-				   "JIFFY_HIST=1 or a preemption mechanism tracks them)");
+				 : " (ages not tracked: the switch reads no clock; JIFFY_HIST=1 "
+				   "tracks them)");
 	fprintf(out, "%8s %-24s %-9s %6s %5s %9s  %s\n", "id", "name", "state", "worker", "class",
 		"for", "where");
 	pthread_mutex_lock(&rt->reg_lock);

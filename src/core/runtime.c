@@ -440,7 +440,8 @@ int jf_run(const struct jf_config *cfg_in, jf_thread_fn main_fn, void *arg, void
 		jf_warn("%s", err);
 		goto out_free;
 	}
-	rt->switch_clock = rt->preempting || jf_drv_needs_time(&rt->drv) || rt->workers[0].hist_on ||
+	rt->switch_clock = (rt->preempting && rt->word_switch == JF_WORD_CALL) ||
+			   jf_drv_needs_time(&rt->drv) || rt->workers[0].hist_on ||
 			   rt->cfg.schedtrace_ns || rt->cfg.stall_report || rt->cfg.netpoll_irq;
 	for (int i = 0; i < rt->nworkers; i++)
 		rt->workers[i].switch_clock = rt->switch_clock;

@@ -199,11 +199,13 @@ struct worker {
 	/* Preemption (src/preempt). run_start_ns/run_seq are read by the timer thread. */
 	pid_t tid;
 	struct jf__preempt_tls *ptls; /* this worker's jf__preempt (the flag is raised through it) */
-	uint64_t run_start_ns;        /* when the running uthread started; 0 in the loop */
+	uint64_t run_start_ns;        /* when the running uthread started; 0 in the loop;
+				       * JF_START_LAZY while a lazy run has not read the clock */
 	uint64_t run_start_tsc;       /* the TSC value run_start_ns was read from (worker only;
 				       * deadline_arm.h arms the word from it, not an rdtsc) */
 	uint64_t run_seq;             /* +1 per switch into a uthread */
-	uint64_t run_due_ns;          /* when the policy should next be asked (slice op / quantum) */
+	uint64_t run_due_ns;          /* when the policy should next be asked (slice op / quantum);
+				       * JF_DUE_LAZY: not known yet (a lazy run: below) */
 	uint32_t preempt_now;         /* wakeup preemption asked for: preempt whatever runs */
 	sigset_t sigmask;             /* the worker's signal mask (rewritten into signal frames) */
 	uint64_t retry_seq, retry_ns; /* deferred-request backoff: the run it is for, next delay */
@@ -267,11 +269,12 @@ struct runtime {
 	uint8_t word_switch;
 	uint64_t word_window_ns;
 	bool preempting; /* a mechanism other than "none" */
-	/* The switch reads the clock (set by jf_run()) only when something uses the
-	 * time: a preempting mechanism, a policy that asked for time, histograms, schedtrace,
-	 * stall reports, the netpoller's interrupt thread. Otherwise no clock is read at a switch
-	 * or a wake (~5 ns of a yield on AMD EPYC, where rdtsc takes ~10 ns): run_start_ns stays 0
-	 * and the uthreads' state_ns (their age in jf_dump_threads() and gdb) is not stamped. */
+	/* The switch reads the clock (set by jf_run()) only when something uses the time: a
+	 * mechanism other than the word's (deadline and auto run lazy instead: JF_DUE_LAZY), a
+	 * policy that asked for time, histograms, schedtrace, stall reports, the netpoller's
+	 * interrupt thread. Otherwise no clock is read at a switch or a wake (~5 ns of a yield on
+	 * AMD EPYC, where rdtsc takes ~10 ns), and the uthreads' state_ns (their age in
+	 * jf_dump_threads() and gdb) is not stamped. */
 	bool switch_clock;
 	bool psig_installed;
 	bool pfn_sig_installed; /* cfg.pfn_signal's handler (pfn.c, at the first budget) */
@@ -396,6 +399,18 @@ static inline uint64_t jf_policy_now(void)
 {
 	return jf_drv_needs_time(&jf_rt->drv) ? jf_now_ns() : 0;
 }
+
+/*
+ * A lazy run (the word's mechanisms, when nothing else reads the clock at a switch: thread.c's
+ * preempt_new_run, deadline_arm.h's word_lazy): the switch reads no clock and stores these
+ * instead of the run's start and due time, and 1 in the safepoint word, so the run's first
+ * safepoint enters the runtime, which reads the clock then and takes it as the run's start
+ * (jf_run_resolve). A request that finds a run lazy (a signal, the loop) does the same.
+ */
+#define JF_DUE_LAZY (UINT64_MAX - 1)
+#define JF_START_LAZY 1
+/* @w's run is lazy: start it at @now (its slice from now), re-arm the mechanism (preempt.c). */
+void jf_run_resolve(struct worker *w, uint64_t now);
 
 /* --- scheduling (thread.c) ----------------------------------------------------------------- */
 

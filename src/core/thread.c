@@ -157,6 +157,11 @@ static JF_HOT_INLINE void preempt_new_run(struct worker *w, struct jf_thread *ne
 		__atomic_store_n(&w->ptls->poll, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->preempt_now, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
+	if (!now) { /* the word's mechanisms, nothing else reads the clock (rt->switch_clock) */
+		if (JF_LIKELY(word_lazy(rt, w)))
+			return;
+		now = jf_now_ns_tsc(&w->run_start_tsc);
+	}
 	__atomic_store_n(&w->run_due_ns, now + jf_drv_slice(&rt->drv, w->id, &next->task, now),
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);

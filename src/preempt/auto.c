@@ -124,12 +124,26 @@ static inline void expiry_record(struct worker *w, uint64_t e)
 	__atomic_store_n(&w->word_timer_ns, e, __ATOMIC_RELAXED);
 }
 
-/* Set @w's timer to fire at @at (jf_now_ns() time), or disarm it for 0. Lock held. */
+/*
+ * Set @w's timer to fire at @at (jf_now_ns() time), or disarm it for 0. Lock held. The expiry is
+ * recorded before the timer is set: a signal of this very setting that is handled at once (a
+ * stall of the vCPU between the two calls outlasts a short delay) then records 0 after it, so a
+ * recorded expiry always means "armed, or its signal still to be handled", which a lazy switch
+ * trusts without a clock to compare it with (word_lazy in deadline_arm.h; recorded after, a
+ * fired timer stayed "armed" for good and a run without safepoints was never preempted:
+ * preempt.registers.auto hung). The other order's race is the harmless one: an older signal
+ * handled in between records 0 for an armed timer, which costs the next timer_at() a spare
+ * timer_settime().
+ */
 static void timer_set(struct worker *w, uint64_t at, uint64_t now)
 {
-	uint64_t d = jf_ptimer_set(w, at == 0 ? 0 : at > now ? at - now : 1);
+	uint64_t d = at == 0 ? 0 : at > now ? at - now : 1;
 
+	if (d && d < JF_PTIMER_MIN_DELAY_NS)
+		d = JF_PTIMER_MIN_DELAY_NS; /* as jf_thread_timer_set() does */
 	expiry_record(w, d ? now + d : 0);
+	if (!jf_ptimer_set(w, d) && d)
+		expiry_record(w, 0);
 }
 
 /*

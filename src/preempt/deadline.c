@@ -89,14 +89,21 @@ uint64_t jf_deadline_notify(struct worker *target, bool publish, uint64_t *now, 
 	if (when != UINT64_MAX) {
 		uint64_t tsc;
 		/* Its own thread reads the clock as the switch does (no lfence: jf_now_ns_tsc()),
-		 * and arms from that TSC; another thread as deadline_lower() does. */
+		 * and arms from that TSC; another thread as deadline_lower() does. A lazy run
+		 * (word_lazy) has no due time yet: its word is 1 already (its first safepoint
+		 * starts its slice), and auto's timer is armed for a slice from now, which is no
+		 * earlier than the run's own would be. */
 		if (own) {
 			*now = jf_now_ns_tsc(&tsc);
+			if (when == JF_DUE_LAZY)
+				when = *now + jf_rt->cfg.quantum_ns;
 			if (publish)
 				deadline_lower_tsc(target, tsc ? tsc_from(tsc, when, *now)
 							       : tsc_at(when, *now));
 		} else {
 			*now = jf_now_ns();
+			if (when == JF_DUE_LAZY)
+				when = *now + jf_rt->cfg.quantum_ns;
 			if (publish)
 				deadline_lower(target, when, *now);
 		}

@@ -238,6 +238,21 @@ enum request_src { SRC_OTHER, SRC_SAFEPOINT, SRC_INTERRUPT };
  * slice over and the policy wanting it off? When not, count the skip and re-arm the mechanism
  * for what remains (a new slice if the policy lets it go on). *@quantum: due by its slice.
  */
+void jf_run_resolve(struct worker *w, uint64_t now)
+{
+	__atomic_store_n(&w->run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
+	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
+	if (jf_rt->mech->on_run)
+		jf_rt->mech->on_run(w, now);
+}
+
+/* A lazy run's start (JF_DUE_LAZY, deadline_arm.h's word_lazy): the clock read as the switch
+ * reads it, so that the mechanism arms the word from the same TSC (deadline_arm()). */
+static void run_resolve_now(struct worker *w)
+{
+	jf_run_resolve(w, jf_now_ns_tsc(&w->run_start_tsc));
+}
+
 static bool preemption_due(struct runtime *rt, struct worker *w, struct jf_thread *cur,
 			   uint64_t now, bool *quantum)
 {
@@ -247,6 +262,13 @@ static bool preemption_due(struct runtime *rt, struct worker *w, struct jf_threa
 		if (jf_drv_has_work(&rt->drv, w->id))
 			return true;
 		STAT_INC(w, preempt_skipped);
+		return false;
+	}
+	if (JF_UNLIKELY(__atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED) == JF_DUE_LAZY)) {
+		/* A lazy run that reached no safepoint yet (auto's timer fired on it): its slice
+		 * starts now, and the mechanism is armed for it. */
+		STAT_INC(w, preempt_skipped);
+		run_resolve_now(w);
 		return false;
 	}
 	if (now < __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED)) {
@@ -530,6 +552,17 @@ void jf__safepoint_slow(void)
 	jf_preempt_disable();
 	__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED);
 	w = jf_this_worker();
+	if (w && w->cur &&
+	    JF_UNLIKELY(__atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED) == JF_DUE_LAZY)) {
+		/* The first safepoint of a lazy run (word_lazy): not a request, the run's start.
+		 * A kick or a deferred request that came meanwhile goes on to request(). */
+		run_resolve_now(w);
+		if (!__atomic_load_n(&w->preempt_now, __ATOMIC_ACQUIRE) && !jf_ptls()->pending) {
+			jf_pcount_set(jf_pcount() - 1);
+			errno = saved_errno;
+			return;
+		}
+	}
 	if (w)
 		STAT_INC(w, preempt_requests); /* a safepoint flag answered */
 	jf_pcount_set(jf_pcount() - 1); /* what arrived meanwhile, request() decides now */

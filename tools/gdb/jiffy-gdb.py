@@ -258,8 +258,7 @@ def _threads(arg, from_tty):
         note = " (no live process: ages relative to the last state change)"
     try:
         if not int(rt["switch_clock"]):
-            note += (" (ages not tracked: nothing reads the clock at a switch; JIFFY_HIST=1 or a"
-                     " preemption mechanism tracks them)")
+            note += " (ages not tracked: the switch reads no clock; JIFFY_HIST=1 tracks them)"
     except gdb.error:
         pass  # a runtime from before switch_clock: it always stamped
     policy = rt["cfg"]["policy"].string(length=-1).split("\0", 1)[0]
