@@ -106,7 +106,9 @@ static inline void jf_preempt_enable(void)
  * uthread has run its quantum and other work waits; this call then yields. Under "deadline" and
  * "auto" (the default) there is no timer thread: the worker's due time is armed here and this call
  * also reads the TSC (rdtsc, ~10 ns) to compare, during a run's first slice and while other work
- * waits; once a run has outlasted its slice with nothing waiting it is the same load and branch.
+ * waits (the first call of each run enters the runtime once, to start the run's slice: the switch
+ * reads no clock); once a run has outlasted its slice with nothing waiting it is the same load
+ * and branch.
  * Call it in long loops (every ~1 us of work is plenty). Under other mechanisms it costs the load
  * and branch and does nothing.
  */

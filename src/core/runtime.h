@@ -405,12 +405,11 @@ static inline uint64_t jf_policy_now(void)
  * preempt_new_run, deadline_arm.h's word_lazy): the switch reads no clock and stores these
  * instead of the run's start and due time, and 1 in the safepoint word, so the run's first
  * safepoint enters the runtime, which reads the clock then and takes it as the run's start
- * (jf_run_resolve). A request that finds a run lazy (a signal, the loop) does the same.
+ * (preempt.c's run_resolve_now). A request that finds a run lazy (a signal, the loop) does the
+ * same.
  */
 #define JF_DUE_LAZY (UINT64_MAX - 1)
 #define JF_START_LAZY 1
-/* @w's run is lazy: start it at @now (its slice from now), re-arm the mechanism (preempt.c). */
-void jf_run_resolve(struct worker *w, uint64_t now);
 
 /* --- scheduling (thread.c) ----------------------------------------------------------------- */
 

@@ -13,7 +13,8 @@
  *
  * Arming is deadline's (jf_deadline_arm, jf_deadline_notify: nothing at all while no work waits,
  * the skip rule), and the timer goes where the word is stored:
- *   on_run  (the worker, at each switch and after a skipped request): due time D published, the
+ *   on_run  (the worker, at a run's start: the first safepoint of a lazy run, or the switch
+ *           when the timer is not armed; and after a skipped request): due time D published, the
  *           timer set to D + grace unless it is armed for a moment in [D + GRACE_MIN, D + grace]
  *           already (see "cost"); with nothing due, the word is 0 and an armed timer is left
  *           armed (timer_keep: cancelling it cost a VM exit per switch) before deadline's

@@ -16,10 +16,12 @@
  * while work waits for the worker (the policy's has_work, uthreads waiting on descriptors that
  * no idle worker polls for) or one of its timers falls due; otherwise it is 0 and a safepoint is
  * the same load and branch as under any other mechanism. Except for a run's first slice: the
- * switch publishes its due time without looking (the hot path: word_switch() in deadline_arm.h,
- * inline in prepare_run), and the rule is applied when that time comes.
- *   switch   (the worker, at every switch in; inline, word_switch()): store the run's due
- *            time, whatever waits.
+ * run's first safepoint publishes its due time without looking (the hot path: word_switch() in
+ * deadline_arm.h), and the rule is applied when that time comes.
+ *   switch   (the worker, at every switch in; inline, word_lazy()): store 1, the run is lazy
+ *            (no clock read); with another reader of the clock, word_switch() at once.
+ *   first safepoint of a lazy run (preempt.c, run_resolve_now): read the clock, store the
+ *            run's due time (word_switch()), whatever waits.
  *   on_run   (the worker itself, after a skipped request): store the due
  *            time, or 0; after storing 0, a full barrier and a second look, which pairs with
  *   on_work  (the thread that queued work for a busy worker): a full barrier, then lower the

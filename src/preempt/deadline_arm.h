@@ -178,14 +178,14 @@ static JF_HOT_INLINE void word_switch(struct runtime *rt, struct worker *w, uint
 /*
  * A switch that reads no clock (rt->switch_clock false: nothing but the mechanism wants the
  * time): make the new run lazy instead of publishing its due time. The word gets 1, so the run's
- * first safepoint (or compiler probe) enters the runtime, which reads the clock there and starts
- * the run's slice from it (jf_run_resolve(): the due time, deadline's look at the queues, auto's
- * timer, as on_run after a skipped request); a run that reaches no safepoint costs nothing more
- * than the stores below. What it costs: a run's slice counts from its first safepoint, not from
- * the switch (for probed code, within a few hundred ns), and each run that reaches a safepoint
- * enters the runtime once (~60 ns: the call, the clock, the look). What it saves: the rdtsc and
- * the due time's arithmetic at every switch (~10 ns of a 37 ns yield on AMD EPYC; make
- * perfcheck counts the instructions). Not lazy, return false (the caller reads the clock and
+ * first safepoint (or compiler probe) enters the runtime, which reads the clock there and does
+ * what the switch would have done (preempt.c's run_resolve_now(): the due time, word_switch());
+ * a run that reaches no safepoint costs nothing more than the stores below. What it costs: a
+ * run's slice counts from its first safepoint, not from the switch (for probed code, within a
+ * few hundred ns), and a run that reaches a safepoint enters the runtime once for it (the call
+ * and the entry's checks over what the switch did: ~60 instructions). What it saves: the rdtsc
+ * and the due time's arithmetic at every switch (~50 instructions and ~6 ns of a 37 ns yield
+ * on AMD EPYC, where rdtsc takes ~10 ns; make perfcheck counts the instructions). Not lazy, return false (the caller reads the clock and
  * publishes as before): a budget (pfn.c) whose due time the word must hold, and under auto a
  * worker whose timer is not armed: the backstop for code without safepoints is then armed
  * by the switch, as before (whether work waits decides). An armed one stays where it is: if it

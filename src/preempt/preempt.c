@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "../core/runtime.h"
+#include "deadline_arm.h"
 #include "preempt.h"
 #include "../net/netpoll.h"
 
@@ -238,19 +239,21 @@ enum request_src { SRC_OTHER, SRC_SAFEPOINT, SRC_INTERRUPT };
  * slice over and the policy wanting it off? When not, count the skip and re-arm the mechanism
  * for what remains (a new slice if the policy lets it go on). *@quantum: due by its slice.
  */
-void jf_run_resolve(struct worker *w, uint64_t now)
+/*
+ * The start of a lazy run (JF_DUE_LAZY: deadline_arm.h's word_lazy) on @w, at its first safepoint
+ * or at a request that found it lazy: what the switch does when it reads the clock (thread.c's
+ * preempt_new_run), now: the clock read as the switch reads it (the word is armed from that TSC),
+ * the due time from the policy's slice, and the word's publish (word_switch(): auto moves its
+ * timer there if it does not fit the run).
+ */
+static JF_HOT_INLINE void run_resolve_now(struct runtime *rt, struct worker *w)
 {
-	__atomic_store_n(&w->run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
-	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
-	if (jf_rt->mech->on_run)
-		jf_rt->mech->on_run(w, now);
-}
+	uint64_t now = jf_now_ns_tsc(&w->run_start_tsc);
 
-/* A lazy run's start (JF_DUE_LAZY, deadline_arm.h's word_lazy): the clock read as the switch
- * reads it, so that the mechanism arms the word from the same TSC (deadline_arm()). */
-static void run_resolve_now(struct worker *w)
-{
-	jf_run_resolve(w, jf_now_ns_tsc(&w->run_start_tsc));
+	__atomic_store_n(&w->run_due_ns, now + jf_drv_slice(&rt->drv, w->id, &w->cur->task, now),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
+	word_switch(rt, w, now);
 }
 
 static bool preemption_due(struct runtime *rt, struct worker *w, struct jf_thread *cur,
@@ -268,7 +271,7 @@ static bool preemption_due(struct runtime *rt, struct worker *w, struct jf_threa
 		/* A lazy run that reached no safepoint yet (auto's timer fired on it): its slice
 		 * starts now, and the mechanism is armed for it. */
 		STAT_INC(w, preempt_skipped);
-		run_resolve_now(w);
+		run_resolve_now(rt, w);
 		return false;
 	}
 	if (now < __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED)) {
@@ -546,23 +549,24 @@ void jf__preempt_enable_slow(void)
 void jf__safepoint_slow(void)
 {
 	struct worker *w;
-	int saved_errno = errno; /* as across jf_preempt_enable() */
+	int saved_errno;
 
 	/* Count raised: a signal cannot move this uthread between reading and using its worker. */
 	jf_preempt_disable();
-	__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED);
 	w = jf_this_worker();
-	if (w && w->cur &&
-	    JF_UNLIKELY(__atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED) == JF_DUE_LAZY)) {
-		/* The first safepoint of a lazy run (word_lazy): not a request, the run's start.
-		 * A kick or a deferred request that came meanwhile goes on to request(). */
-		run_resolve_now(w);
-		if (!__atomic_load_n(&w->preempt_now, __ATOMIC_ACQUIRE) && !jf_ptls()->pending) {
+	if (w && __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED) == JF_DUE_LAZY && w->cur) {
+		/* The first safepoint of a lazy run (word_lazy): not a request, the run's start
+		 * (errno untouched: no system call unless auto's timer moves, which keeps it). A
+		 * kick or a deferred request that came meanwhile goes on to request(). */
+		run_resolve_now(jf_rt, w);
+		if (JF_LIKELY(!__atomic_load_n(&w->preempt_now, __ATOMIC_ACQUIRE) &&
+			      !jf_ptls()->pending)) {
 			jf_pcount_set(jf_pcount() - 1);
-			errno = saved_errno;
 			return;
 		}
 	}
+	saved_errno = errno; /* as across jf_preempt_enable() */
+	__atomic_store_n(&jf_ptls()->poll, 0, __ATOMIC_RELAXED);
 	if (w)
 		STAT_INC(w, preempt_requests); /* a safepoint flag answered */
 	jf_pcount_set(jf_pcount() - 1); /* what arrived meanwhile, request() decides now */
