@@ -227,7 +227,9 @@ struct worker {
 	 * word_own_armed() does not apply. Worker only (its signal handler too). */
 	uint64_t switch_poll;
 	uint64_t word_timer_ns; /* auto's backstop timer: when it fires (jf_now_ns() time; armed
-				 * while in the future; 0: not). auto.c's */
+				 * while in the future, or its signal not handled yet; 0: not).
+				 * auto.c's; deadline, which has no timer, keeps UINT64_MAX here, so
+				 * that word_lazy() has one test for both */
 	uint64_t word_timer_lo; /* the earliest due time it fits (UINT64_MAX: none); word_switch() */
 
 	struct jf_worker_stats stats;

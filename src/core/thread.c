@@ -158,7 +158,7 @@ static JF_HOT_INLINE void preempt_new_run(struct worker *w, struct jf_thread *ne
 	__atomic_store_n(&w->preempt_now, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
 	if (!now) { /* the word's mechanisms, nothing else reads the clock (rt->switch_clock) */
-		if (JF_LIKELY(word_lazy(rt, w)))
+		if (JF_LIKELY(word_lazy(w, next->pfn != NULL)))
 			return;
 		now = jf_now_ns_tsc(&w->run_start_tsc);
 	}

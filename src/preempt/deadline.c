@@ -121,6 +121,8 @@ static void deadline_on_run(struct worker *w, uint64_t now)
 static int deadline_init(struct runtime *rt)
 {
 	rt->word_switch = JF_WORD_PLAIN; /* the switch publishes inline: word_switch() */
+	for (int i = 0; i < rt->nworkers; i++)
+		rt->workers[i].word_timer_ns = UINT64_MAX; /* no backstop to wait for: word_lazy() */
 	return 0;
 }
 

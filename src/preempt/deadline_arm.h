@@ -193,16 +193,19 @@ static JF_HOT_INLINE void word_switch(struct runtime *rt, struct worker *w, uint
  * and re-arms for it, so code without safepoints is preempted at most about twice the grace
  * (plus a quantum) after its run began, not once the grace.
  */
-static JF_HOT_INLINE bool word_lazy(struct runtime *rt, struct worker *w)
+static JF_HOT_INLINE bool word_lazy(struct worker *w, bool budget)
 {
-	if (JF_UNLIKELY(__atomic_load_n(&w->pfn_due_ns, __ATOMIC_RELAXED) != UINT64_MAX))
-		return false;
-	if (rt->word_switch == JF_WORD_TIMER && !__atomic_load_n(&w->word_timer_ns, __ATOMIC_RELAXED))
+	struct jf__preempt_tls *pt = w->ptls;
+
+	/* @budget: the new run has one (pfn.c); word_timer_ns is UINT64_MAX under deadline */
+	if (JF_UNLIKELY(budget) || !__atomic_load_n(&w->word_timer_ns, __ATOMIC_RELAXED))
 		return false;
 	__atomic_store_n(&w->run_due_ns, JF_DUE_LAZY, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_start_ns, JF_START_LAZY, __ATOMIC_RELEASE);
 	w->switch_poll = 1; /* word_own_armed(): armed, the lazy word is 1 */
-	word_store(w, 1);
+	/* word_store() but probe_tsc: a probe that finds 1 resets it (jf__probe_armed) */
+	__atomic_store_n(&pt->poll, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&pt->probe_left, 0, __ATOMIC_RELAXED);
 	return true;
 }
 
