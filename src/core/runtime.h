@@ -573,7 +573,8 @@ void jf_clock_select(enum jf_clock_kind kind);
 /* Without a jf_clock_select() yet: choose the default (the TSC when invariant). */
 void jf_clock_init(void);
 /* jf_now_ns(), and the TSC value it was computed from in *@tsc (0 when the clock is not the
- * TSC): the switch's one clock read, which "deadline" and "auto" also arm the word from. */
+ * TSC): the switch's one clock read (when it reads one: rt->switch_clock), and a lazy run's at
+ * its start, which "deadline" and "auto" arm the word from. */
 uint64_t jf_now_ns_tsc(uint64_t *tsc);
 /* A timestamp for the wake and block paths, by the same read (no lfence, jf_now_ns_tsc() says
  * why that is safe for a stamp): when a uthread became runnable (state_ns), when a mutex waiter

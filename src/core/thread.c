@@ -185,9 +185,10 @@ static inline uint64_t ns_since(uint64_t now, uint64_t since)
 
 /*
  * Take @next, runnable and removed from its queue, onto worker @w. Return: the time the run
- * starts. It is the switch's one clock read, taken once @next is off its last CPU: the
- * mechanism compares it with its timers' expiries (a stale one can keep a timer "armed" that
- * fired already), and the outgoing uthread's stamps (leave_run) use it too.
+ * starts, or 0 when nothing reads the clock at a switch (w->switch_clock; the word's mechanisms
+ * then make the run lazy: word_lazy()). It is the switch's one clock read, taken once @next is
+ * off its last CPU: the mechanism compares it with its timers' expiries (a stale one can keep a
+ * timer "armed" that fired already), and the outgoing uthread's stamps (leave_run) use it too.
  */
 static JF_HOT_INLINE uint64_t prepare_run(struct worker *w, struct jf_thread *next)
 {
