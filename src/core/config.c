@@ -58,12 +58,12 @@ void jf_config_default(struct jf_config *cfg)
 	cfg->stats = false;
 	/*
 	 * "auto" at 20 us: code with safepoints is preempted at the quantum for ~1-3 % (a yield,
-	 * no kernel entry); code without them by a signal a grace period (1 ms) later, ~2 % (a
+	 * no kernel entry); code without them by a signal a grace period (5 ms) later, ~2 % (a
 	 * signal costs 19-45 us on a KVM guest). docs/preemption.md, "The default".
 	 */
 	snprintf(cfg->preempt, sizeof(cfg->preempt), "%s", "auto");
 	cfg->quantum_ns = JF_QUANTUM_DEFAULT; /* the mechanism's own: auto 20 us, timer 100 us */
-	cfg->grace_ns = JF_GRACE_DEFAULT; /* the mechanism's own: hybrid 50 us, auto 1 ms */
+	cfg->grace_ns = JF_GRACE_DEFAULT; /* the mechanism's own: hybrid 50 us, auto 5 ms */
 	cfg->preempt_signal = SIGURG;
 	cfg->pfn_signal = SIGRTMIN + 4;
 	cfg->netpoll_ns = 5 * 1000; /* see docs/netpoll.md */
