@@ -235,11 +235,6 @@ uint64_t jf_preempt_retry_delay(struct worker *w, uint64_t quantum_ns)
 enum request_src { SRC_OTHER, SRC_SAFEPOINT, SRC_INTERRUPT };
 
 /*
- * Is @cur's preemption due on @w at @now: a wakeup preemption with work to switch to, or its
- * slice over and the policy wanting it off? When not, count the skip and re-arm the mechanism
- * for what remains (a new slice if the policy lets it go on). *@quantum: due by its slice.
- */
-/*
  * The start of a lazy run (JF_DUE_LAZY: deadline_arm.h's word_lazy) on @w, at its first safepoint
  * or at a request that found it lazy: what the switch does when it reads the clock (thread.c's
  * preempt_new_run), now: the clock read as the switch reads it (the word is armed from that TSC),
@@ -256,6 +251,11 @@ static JF_HOT_INLINE void run_resolve_now(struct runtime *rt, struct worker *w)
 	word_switch(rt, w, now);
 }
 
+/*
+ * Is @cur's preemption due on @w at @now: a wakeup preemption with work to switch to, or its
+ * slice over and the policy wanting it off? When not, count the skip and re-arm the mechanism
+ * for what remains (a new slice if the policy lets it go on). *@quantum: due by its slice.
+ */
 static bool preemption_due(struct runtime *rt, struct worker *w, struct jf_thread *cur,
 			   uint64_t now, bool *quantum)
 {
@@ -267,13 +267,8 @@ static bool preemption_due(struct runtime *rt, struct worker *w, struct jf_threa
 		STAT_INC(w, preempt_skipped);
 		return false;
 	}
-	if (JF_UNLIKELY(__atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED) == JF_DUE_LAZY)) {
-		/* A lazy run that reached no safepoint yet (auto's timer fired on it): its slice
-		 * starts now, and the mechanism is armed for it. */
-		STAT_INC(w, preempt_skipped);
-		run_resolve_now(rt, w);
-		return false;
-	}
+	/* Never a lazy run here: decide_and_preempt(), the one way in (the loop's decision comes
+	 * after a handler's), starts it first. */
 	if (now < __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED)) {
 		STAT_INC(w, preempt_skipped);
 		if (rt->mech->on_run)
