@@ -363,6 +363,7 @@ static int runtime_create(const struct jf_config *cfg, struct runtime **out)
 	pthread_mutex_init(&rt->reg_lock, NULL);
 	rt->next_id_block = 1;
 	rt->pool_max = cfg->stack_cache * 8u * cfg->workers;
+	rt->stack_map_default = jf_stack_map_size(cfg->stack_size);
 	rt->workers = aligned_alloc(JF_CACHELINE, sizeof(struct worker) * (size_t)rt->nworkers);
 	if (!rt->workers) {
 		runtime_free(rt);

@@ -165,6 +165,8 @@ struct worker {
 	struct jf_thread *cur;      /* running uthread, NULL in the scheduler loop (stored atomically:
 				     * other workers read it, src/sync/mutex.c's spinning) */
 	struct jf_thread *reap;     /* exited detached uthread whose stack must be freed */
+	int *errno_p;               /* errno of this worker's kernel thread (jf_set_this_worker):
+				     * the switch saves and restores a uthread's errno through it */
 	struct jf_thread *handoff;  /* picked, but still on another CPU: the loop runs it */
 	struct jf_ctx sched_ctx;    /* the scheduler loop on the pthread stack */
 	uint32_t sched_on_cpu;      /* dummy target for switch.S when leaving the loop */
@@ -287,6 +289,7 @@ struct runtime {
 	struct jf_thread *main_thread;
 	void *main_retval;
 
+	size_t stack_map_default;    /* the mapping of a stack of cfg.stack_size (stack.c) */
 	uint32_t pool_lock;          /* second-level cache of free default-size stacks */
 	unsigned pool_n, pool_max;
 	struct jf_thread *pool_head; /* linked through wq_next */
@@ -491,12 +494,46 @@ static inline struct jf_thread *jf_thread_of_task(struct jf_task *task)
 
 /* --- stacks (stack.c) ---------------------------------------------------------------------- */
 
-struct jf_thread *jf_stack_alloc(struct worker *w, size_t stack_size);
-void jf_stack_free(struct worker *w, struct jf_thread *t);
+struct jf_thread *jf_stack_alloc_slow(struct worker *w, size_t stack_size);
+void jf_stack_free_slow(struct worker *w, struct jf_thread *t);
+size_t jf_stack_map_size(size_t stack_size); /* a stack's whole mapping, guard page included */
+
+/*
+ * A stack (and its struct jf_thread at the top) for a uthread or a preemptible function, and its
+ * return. The common case, a default-size stack from or back to the worker's own cache, is
+ * inline: spawn + join pays no call for it. The sanitizer builds always take the full path
+ * (stack.c: AddressSanitizer's shadow of a reused stack, ThreadSanitizer's fiber).
+ */
+static inline struct jf_thread *jf_stack_alloc(struct worker *w, size_t stack_size)
+{
+#if !defined(__SANITIZE_ADDRESS__)
+	if (JF_LIKELY(stack_size == jf_rt->cfg.stack_size && w->nr_cached > 0))
+		return w->stack_cache[--w->nr_cached];
+#endif
+	return jf_stack_alloc_slow(w, stack_size);
+}
+
+static inline void jf_stack_free(struct worker *w, struct jf_thread *t)
+{
+#if !defined(__SANITIZE_THREAD__)
+	struct runtime *rt = jf_rt;
+	if (JF_LIKELY(t->map_size == rt->stack_map_default && w->nr_cached < rt->cfg.stack_cache)) {
+		t->tsan_fiber = NULL;
+		JF_VIEW_SET(t, vstate, UV_FREE);
+		w->stack_cache[w->nr_cached++] = t;
+		return;
+	}
+#endif
+	jf_stack_free_slow(w, t);
+}
 void jf_stack_free_all(void);                 /* shutdown: unmap every stack still mapped */
 int jf_stack_worker_init(struct worker *w);   /* alternate signal stack, overflow handler */
 void jf_stack_worker_fini(struct worker *w);
-void *jf_stack_top(struct jf_thread *t);
+/* The top of @t's stack: the struct sits right above it. */
+static inline void *jf_stack_top(struct jf_thread *t)
+{
+	return (void *)t;
+}
 int jf_overflow_handler_install(void);
 void jf_overflow_handler_remove(void);
 

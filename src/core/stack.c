@@ -63,6 +63,11 @@ static size_t map_size_for(size_t stack_size)
 	return GUARD_SIZE + ((stack_size + ps - 1) & ~(ps - 1));
 }
 
+size_t jf_stack_map_size(size_t stack_size)
+{
+	return map_size_for(stack_size);
+}
+
 /*
  * Under AddressSanitizer: frames that never returned (an exited or discarded uthread's) leave
  * redzones poisoned in the shadow memory, and munmap does not clear it; a stack reused from the
@@ -124,11 +129,6 @@ static void vg_deregister_worker(void)
 #endif
 }
 
-void *jf_stack_top(struct jf_thread *t)
-{
-	return (void *)t;
-}
-
 static void registry_add(struct jf_thread *t)
 {
 	struct runtime *rt = jf_rt;
@@ -186,7 +186,7 @@ static void pool_spill(struct runtime *rt, struct worker *w)
 	jf_spin_unlock(&rt->pool_lock);
 }
 
-struct jf_thread *jf_stack_alloc(struct worker *w, size_t stack_size)
+struct jf_thread *jf_stack_alloc_slow(struct worker *w, size_t stack_size)
 {
 	struct runtime *rt = jf_rt;
 	size_t map_size = map_size_for(stack_size);
@@ -222,7 +222,7 @@ struct jf_thread *jf_stack_alloc(struct worker *w, size_t stack_size)
 	return t;
 }
 
-void jf_stack_free(struct worker *w, struct jf_thread *t)
+void jf_stack_free_slow(struct worker *w, struct jf_thread *t)
 {
 	struct runtime *rt = jf_rt;
 

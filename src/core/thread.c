@@ -37,6 +37,8 @@ struct worker *jf_this_worker(void)
 void jf_set_this_worker(struct worker *w)
 {
 	jf_tls_worker = w;
+	if (w)
+		w->errno_p = jf__errno_location_slow(); /* fixed for the thread's life */
 	jf_local_cur = NULL; /* local.c: no uthread's slots until one is switched to */
 }
 
@@ -62,11 +64,6 @@ static inline char *thread_pointer(void)
 __attribute__((noipa)) int *jf__errno_location_slow(void)
 {
 	return __errno_location();
-}
-
-static inline int *errno_slot(void)
-{
-	return jf_errno_location();
 }
 
 long jf__errno_offset_init(void)
@@ -126,13 +123,17 @@ void jf_tsan_worker_started(struct worker *w)
 /* --- the switch path ------------------------------------------------------------------------ */
 
 /* Runs first in every context that resumes after a switch, on the worker it resumed on. */
-void jf_finish_switch(struct worker *w)
+__attribute__((noinline, cold)) static void reap_dead(struct worker *w)
 {
 	struct jf_thread *dead = w->reap;
-	if (JF_UNLIKELY(dead != NULL)) {
-		w->reap = NULL;
-		jf_stack_free(w, dead);
-	}
+	w->reap = NULL;
+	jf_stack_free(w, dead);
+}
+
+void jf_finish_switch(struct worker *w)
+{
+	if (JF_UNLIKELY(w->reap != NULL))
+		reap_dead(w); /* out of line: the switch's registers are not spent on it */
 }
 
 /* How long the running uthread of @w may run from @now before the policy is asked (tick). */
@@ -238,7 +239,8 @@ static JF_HOT_INLINE uint64_t prepare_run(struct worker *w, struct jf_thread *ne
  * is blocked from now unless a waker already made it runnable and stamped it. Nobody can run it
  * before the switch clears on_cpu, and a picker reads the stamp only after that.
  */
-static inline void leave_run(struct worker *w, struct jf_thread *cur, uint64_t now, bool requeued)
+static JF_HOT_INLINE void leave_run(struct worker *w, struct jf_thread *cur, uint64_t now,
+				      bool requeued)
 {
 	if (JF_UNLIKELY(w->hist_on))
 		jf_hist_defer(w, JF_HIST_RUN_LENGTH, ns_since(now, JF_VIEW_GET(cur, state_ns)));
@@ -289,11 +291,13 @@ static inline void apply_sched_attr(struct jf_thread *t)
  * (the exit path's enqueue_pick once skipped the pending attributes). The driver stamps
  * runnable_ns; the pending attributes are the runtime's to apply (driver.h says why). It comes
  * from running (yield, preemption), blocked (woken) or new; @tnow as for jf_view_runnable().
+ * @apply_attrs is false only for a uthread leaving its run, whose account_run() just applied them.
  */
 static inline void ready_for_policy(struct jf_thread *t, enum jf_enqueue_reason reason,
-				    uint64_t tnow)
+				    uint64_t tnow, bool apply_attrs)
 {
-	apply_sched_attr(t);
+	if (apply_attrs)
+		apply_sched_attr(t);
 	jf_ut_set_state(t,
 			reason == JF_ENQ_WOKEN	 ? UT_FROM(UT_BLOCKED)
 			: reason == JF_ENQ_NEW ? UT_FROM(UT_RUNNABLE)
@@ -323,7 +327,9 @@ static JF_HOT_INLINE struct jf_thread *pick_next(struct worker *w, struct jf_thr
 		t = jf_drv_pick(d, w->id, now, &stolen);
 	} else {
 		int target;
-		ready_for_policy(enq, reason, 0);
+		/* a uthread leaving its run (yield, preemption) had its attributes applied as the
+		 * run ended (account_run) */
+		ready_for_policy(enq, reason, 0, reason == JF_ENQ_WOKEN);
 		t = jf_drv_requeue_pick(d, w->id, &enq->task, reason, now, &target, &stolen);
 		after_enqueue(w, target, &enq->task, reason);
 	}
@@ -397,7 +403,7 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		  (unsigned long long)cur->task.id, (int)jf_spins_held());
 	if (enq)
 		account_run(cur);
-	cur->saved_errno = *errno_slot();
+	cur->saved_errno = *w->errno_p;
 	cur->saved_pcount = jf_pcount();
 	if (JF_UNLIKELY(atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed)))
 		next = NULL; /* shutting down: whatever was runnable is discarded */
@@ -417,7 +423,7 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 			jf_hist_defer(w, JF_HIST_RUNNABLE_DELAY, 0);
 		if (JF_UNLIKELY(__atomic_load_n(&cur->cancel_req, __ATOMIC_RELAXED)))
 			jf_pfn_on_run(w, cur, now ? now : jf_now_ns()); /* as prepare_run() does */
-		*errno_slot() = cur->saved_errno; /* timers and wakeups above may make syscalls */
+		*w->errno_p = cur->saved_errno; /* timers and wakeups above may make syscalls */
 		return;
 	}
 	if (next && JF_UNLIKELY(next_still_on_cpu(w, next)))
@@ -438,9 +444,10 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 		jf_ctx_switch(&cur->ctx, &w->sched_ctx, &cur->on_cpu);
 	}
 	asan_entered(fake);
-	jf_finish_switch(cur->worker);
+	w = cur->worker; /* where it resumed */
+	jf_finish_switch(w);
 	jf_pcount_set(cur->saved_pcount);
-	*errno_slot() = cur->saved_errno;
+	*w->errno_p = cur->saved_errno;
 }
 
 /* Preempt the running uthread @cur (preempt.c decided, count raised): back to its queue. */
@@ -467,7 +474,7 @@ bool jf_sched_preempt_to_loop(struct jf_thread *cur, bool decided)
 		  (unsigned long long)cur->task.id);
 	JF_ASSERT(jf_spins_held() == 0, "uthread %llu leaves for the loop holding %d spinlock(s)",
 		  (unsigned long long)cur->task.id, (int)jf_spins_held());
-	cur->saved_errno = *errno_slot();
+	cur->saved_errno = *w->errno_p;
 	cur->saved_pcount = jf_pcount();
 	cur->resumed_in_place = 0;
 	w->preempted = cur;
@@ -476,9 +483,10 @@ bool jf_sched_preempt_to_loop(struct jf_thread *cur, bool decided)
 	tsan_enter(w->tsan_fiber);
 	jf_ctx_switch(&cur->ctx, &w->sched_ctx, &w->preempt_on_cpu);
 	asan_entered(fake);
-	jf_finish_switch(cur->worker);
+	w = cur->worker; /* where it resumed */
+	jf_finish_switch(w);
 	jf_pcount_set(cur->saved_pcount);
-	*errno_slot() = cur->saved_errno;
+	*w->errno_p = cur->saved_errno;
 	return !cur->resumed_in_place;
 }
 
@@ -669,7 +677,7 @@ static JF_HOT_INLINE void after_enqueue(struct worker *w, int target, struct jf_
 static void make_runnable_at(struct worker *w, struct jf_thread *t,
 			     enum jf_enqueue_reason reason, uint64_t tnow)
 {
-	ready_for_policy(t, reason, tnow);
+	ready_for_policy(t, reason, tnow, true);
 	after_enqueue(w, jf_drv_enqueue(&jf_rt->drv, w->id, &t->task, reason, jf_policy_now()),
 		      &t->task, reason);
 }
@@ -795,10 +803,7 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 	}
 	jf_tsan_thread_created(t);
 
-	memset(&t->task, 0, sizeof(t->task));
-	t->task.id = alloc_id(w);
-	t->task.last_worker = -1;
-	t->task.home_worker = w->id;
+	t->task = (struct jf_task){.id = alloc_id(w), .last_worker = -1, .home_worker = w->id};
 	if (attr) {
 		t->task.attr = attr->sched;
 	} else {

@@ -10,7 +10,8 @@
  *    the oldest waiter, which must take it like anyone else: a running uthread that asks first
  *    gets it. A woken waiter that loses goes back to the front of the queue; once a waiter has
  *    waited more than STARVE_NS it sets MX_STARVING and the releases hand over from then on
- *    until the queue is empty. Handing a mutex to a uthread that is queued behind others on its
+ *    until the queue is empty (its wait counts from when it queued behind another waiter, or,
+ *    if it queued alone, from its first lost race: lock_slow says why). Handing a mutex to a uthread that is queued behind others on its
  *    worker leaves it idle until that uthread runs (a convoy: every other locker waits a few
  *    quanta); barging keeps it in use, and the starvation rule bounds what a waiter can lose.
  *  - handoff (lock_handoff true): every release with waiters hands ownership straight to the
@@ -190,15 +191,27 @@ static int lock_slow(jf_mutex_t *m, struct jf_thread *cur, uint64_t deadline, bo
 			 * has waited too long asks for handoffs (only while it is held: then its
 			 * holder's release sees the bit). */
 			uint32_t want = s | MX_WAITERS;
-			if (woken && (s & MX_LOCKED) && jf_now_ns() - since > STARVE_NS)
-				want |= MX_STARVING;
+			if (woken && (s & MX_LOCKED)) {
+				uint64_t now = jf_stamp_ns();
+				if (!since)
+					since = now; /* its first lost race: see below */
+				else if (now - since > STARVE_NS)
+					want |= MX_STARVING;
+			}
 			if (want == s || __atomic_compare_exchange_n(&m->state, &s, want, false,
 								     __ATOMIC_RELAXED,
 								     __ATOMIC_RELAXED))
 				break;
 		}
-		if (!since)
-			since = jf_stamp_ns(); /* only compared with STARVE_NS (1 ms) */
+		/*
+		 * The wait that counts towards STARVE_NS (compared with it only: a coarse stamp
+		 * does) starts when it queues behind another waiter, or, queueing alone, at its
+		 * first lost race: until the release that wakes it (it is the oldest) nobody can
+		 * take the mutex from it, so that wait is the holder's, not lost to bargers. Queueing
+		 * alone, the common case of two uthreads taking turns, reads no clock.
+		 */
+		if (!since && m->waiters.head)
+			since = jf_stamp_ns();
 		if (woken)
 			waitq_push_front(&m->waiters, &m->lock, cur);
 		else

@@ -6,7 +6,7 @@
  * changes nothing; with jf_config.lock_handoff ownership is handed to waiters in the order they
  * queued (checked on 1 worker, where the queueing order is known), with no barging by the
  * unlocker; without it (the default) the unlocker may take it again at once, and every waiter
- * still gets it.
+ * still gets it; a waiter that keeps losing to a barger gets it by the starvation handoff.
  */
 #include <stdatomic.h>
 
@@ -218,6 +218,61 @@ static void *main_barge(void *arg)
 	return NULL;
 }
 
+/*
+ * ---- the starvation handoff, on one worker: a waiter that keeps losing gets the mutex ----
+ * main holds the mutex and re-takes it at once after each release (unlock and lock with
+ * preemption off, so the woken waiter never runs in between), and yields while it holds it, so
+ * the waiter runs, loses and queues again at the front. Only the starvation rule (a waiter that
+ * has lost for more than 1 ms sets STARVING, and the next release hands the mutex to it) lets
+ * the waiter in: without it this loop never ends. The bound (5 s, for ~1 ms) is liveness.
+ */
+static jf_mutex_t sm;
+static atomic_int starve_queued, starve_got;
+
+static void *starved_waiter(void *arg)
+{
+	(void)arg;
+	atomic_store(&starve_queued, 1);
+	jf_mutex_lock(&sm);
+	atomic_store(&starve_got, 1);
+	CHECK_EQ(jf_mutex_unlock(&sm), 0);
+	return NULL;
+}
+
+static void *main_starve(void *arg)
+{
+	uint64_t give_up = jf_now_ns() + 5000000000ull;
+	long rounds = 0;
+	jf_thread_t *w;
+
+	(void)arg;
+	CHECK_EQ(jf_nworkers(), 1);
+	jf_mutex_init(&sm);
+	jf_mutex_lock(&sm);
+	w = jft_spawn(NULL, starved_waiter, NULL);
+	while (!atomic_load(&starve_queued))
+		jf_yield();
+	jf_yield(); /* it blocks in jf_mutex_lock: we hold it */
+	while (!atomic_load(&starve_got) && jf_now_ns() < give_up) {
+		uint64_t until = jf_now_ns() + 20000; /* hold it 20 us */
+		while (jf_now_ns() < until)
+			;
+		jf_yield(); /* the waiter runs and finds it held: a lost race */
+		jf_preempt_disable();
+		CHECK_EQ(jf_mutex_unlock(&sm), 0);
+		jf_mutex_lock(&sm); /* barges, unless the waiter asked for the handoff */
+		jf_preempt_enable();
+		rounds++;
+	}
+	if (!atomic_load(&starve_got))
+		fprintf(stderr, "starving waiter never got the mutex in %ld rounds\n", rounds);
+	CHECK_EQ(atomic_load(&starve_got), 1);
+	CHECK_EQ(jf_mutex_unlock(&sm), 0);
+	jft_join(w);
+	CHECK_EQ(jf_mutex_destroy(&sm), 0);
+	return NULL;
+}
+
 int main(void)
 {
 	struct jf_config cfg;
@@ -232,6 +287,7 @@ int main(void)
 	jft_run(&cfg, main_fifo, NULL);
 	cfg.lock_handoff = false; /* barging with the starvation handoff (the default) */
 	jft_run(&cfg, main_barge, NULL);
+	jft_run(&cfg, main_starve, NULL);
 	jft_ok("sync.mutex");
 	return 0;
 }
