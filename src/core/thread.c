@@ -16,6 +16,7 @@
 
 #include "fiber.h"
 #include "runtime.h"
+#include "../common/zero.h"
 #include "../net/netpoll.h"
 #include "../preempt/deadline_arm.h"
 
@@ -740,20 +741,6 @@ static void uthread_entry(void *arg)
 	uthread_exit(t, t->fn(t->arg));
 }
 
-/*
- * Zero a task with plain 16-byte stores: memset() of its 144 bytes compiles to `rep stos`,
- * whose start-up costs more than the stores on this path (every spawn).
- */
-static inline void task_zero(struct jf_task *task)
-{
-	typedef uint64_t v2 __attribute__((vector_size(16), may_alias));
-	_Static_assert(sizeof(*task) % 16 == 0 && _Alignof(struct jf_task) >= 16, "jf_task");
-	v2 *p = (v2 *)(void *)task;
-#pragma GCC unroll 16
-	for (size_t i = 0; i < sizeof(*task) / 16; i++)
-		p[i] = (v2){0, 0};
-}
-
 static uint64_t alloc_id(struct worker *w)
 {
 	if (JF_UNLIKELY(w->next_id == w->id_end)) {
@@ -817,7 +804,8 @@ int jf_thread_create(struct worker *w, const struct jf_attr *attr, jf_thread_fn 
 	}
 	jf_tsan_thread_created(t);
 
-	task_zero(&t->task);
+	_Static_assert(sizeof(t->task) % 16 == 0 && _Alignof(struct jf_task) >= 16, "jf_zero16");
+	jf_zero16(&t->task, sizeof(t->task)); /* not memset: common/zero.h says why */
 	t->task.id = alloc_id(w);
 	t->task.last_worker = -1;
 	t->task.home_worker = w->id;
