@@ -388,8 +388,8 @@ static inline void account_run(struct jf_thread *cur)
  * (yield), or left wherever the caller put it (block: in a wait queue, under a timer). Returns
  * when @cur runs again, possibly on another worker.
  */
-static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
-			       enum jf_enqueue_reason reason)
+static JF_HOT_INLINE void reschedule(struct jf_thread *cur, struct jf_thread *enq,
+				     enum jf_enqueue_reason reason)
 {
 	struct worker *w = cur->worker;
 	struct jf_thread *next;
@@ -449,6 +449,14 @@ static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
 	jf_finish_switch(w);
 	jf_pcount_set(cur->saved_pcount);
 	*w->errno_p = cur->saved_errno;
+}
+
+/* reschedule() as a call, for the preemption path (a yield and a block have it inline, each
+ * with its own constants: a yield requeues the caller, a block leaves it to its wait). */
+static void uthread_reschedule(struct jf_thread *cur, struct jf_thread *enq,
+			       enum jf_enqueue_reason reason)
+{
+	reschedule(cur, enq, reason);
 }
 
 /* Preempt the running uthread @cur (preempt.c decided, count raised): back to its queue. */
@@ -705,7 +713,7 @@ void jf_sched_block_then(uint32_t *unlock, void (*publish)(void *arg), void *arg
 		publish(arg);
 	if (unlock)
 		jf_spin_unlock(unlock);
-	uthread_reschedule(cur, NULL, JF_ENQ_WOKEN);
+	reschedule(cur, NULL, JF_ENQ_WOKEN);
 }
 
 void jf_sched_block(uint32_t *unlock)
@@ -858,7 +866,7 @@ static void jf_yield_in_runtime(void)
 	if (!jf_drv_has_work(&jf_rt->drv, w->id) && jf_timers_next(w) == UINT64_MAX &&
 	    !atomic_load_explicit(&jf_rt->stopping, memory_order_relaxed))
 		return;
-	uthread_reschedule(cur, cur, JF_ENQ_YIELDED);
+	reschedule(cur, cur, JF_ENQ_YIELDED);
 }
 
 
