@@ -367,7 +367,21 @@ void jf_monitor_stop(struct runtime *rt);
 
 /* --- current context --------------------------------------------------------------------- */
 
-struct worker *jf_this_worker(void); /* NULL outside workers */
+extern __thread struct worker *jf_tls_worker __attribute__((tls_model("initial-exec")));
+
+/*
+ * The worker running the caller, NULL outside workers. The TLS read is an asm volatile so that
+ * the compiler can never reuse a value read before a context switch (after which this code may
+ * run on another kernel thread). Inline: the sync primitives ask it on every call.
+ */
+static inline struct worker *jf_this_worker(void)
+{
+	struct worker *w;
+	__asm__ volatile("movq jf_tls_worker@gottpoff(%%rip), %0\n\t"
+			 "movq %%fs:(%0), %0"
+			 : "=r"(w));
+	return w;
+}
 void jf_set_this_worker(struct worker *w);
 
 /*

@@ -1,10 +1,12 @@
 /*
  * thread.c - uthread lifecycle and the switch path: spawn, yield, block/wake, exit, join, detach.
  *
- * Owns: every context switch a uthread makes (uthread_reschedule, exit_switch) and the join/exit
+ * Owns: every context switch a uthread makes (reschedule, exit_switch) and the join/exit
  * protocol. The model (on_cpu, finish_switch, never caching a worker across a switch) is described
  * in runtime.h; the hot paths here are written top to bottom so that yield can be read in one go:
- * jf_yield -> jf_sched_make_runnable(YIELDED) -> uthread_reschedule -> switch_to -> switch.S.
+ * jf_yield -> reschedule (inlined into it) -> pick_next, prepare_run -> jf_ctx_switch (switch.S).
+ * Every step of the switch is inline in its caller (JF_HOT_INLINE): make perfcheck counts what a
+ * call costs (docs/performance.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,19 +23,6 @@
 #include "../preempt/deadline_arm.h"
 
 __thread struct worker *jf_tls_worker __attribute__((tls_model("initial-exec")));
-
-/*
- * The TLS read is an asm volatile so that the compiler can never reuse a value read before a
- * context switch (after which this code may run on another kernel thread).
- */
-struct worker *jf_this_worker(void)
-{
-	struct worker *w;
-	__asm__ volatile("movq jf_tls_worker@gottpoff(%%rip), %0\n\t"
-			 "movq %%fs:(%0), %0"
-			 : "=r"(w));
-	return w;
-}
 
 void jf_set_this_worker(struct worker *w)
 {
@@ -683,8 +672,8 @@ static JF_HOT_INLINE void after_enqueue(struct worker *w, int target, struct jf_
 		kick_one_parked(w);
 }
 
-static void make_runnable_at(struct worker *w, struct jf_thread *t,
-			     enum jf_enqueue_reason reason, uint64_t tnow)
+static JF_HOT_INLINE void make_runnable_at(struct worker *w, struct jf_thread *t,
+					    enum jf_enqueue_reason reason, uint64_t tnow)
 {
 	ready_for_policy(t, reason, tnow, true);
 	after_enqueue(w, jf_drv_enqueue(&jf_rt->drv, w->id, &t->task, reason, jf_policy_now()),
