@@ -15,7 +15,8 @@ void jf_cond_init(jf_cond_t *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static int cond_wait_common(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline, bool timed)
+static JF_HOT_INLINE int cond_wait_common(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline,
+					    bool timed)
 {
 	struct jf_thread *cur = sync_current("jf_cond_wait");
 	struct waitq_wait ww = {&c->waiters, &c->lock, cur};
@@ -47,7 +48,7 @@ static int jf_cond_timedwait_in_runtime(jf_cond_t *c, jf_mutex_t *m, uint64_t de
 	return cond_wait_common(c, m, deadline_ns, true);
 }
 
-static void cond_wake(jf_cond_t *c, bool all)
+static JF_HOT_INLINE void cond_wake(jf_cond_t *c, bool all)
 {
 	struct jf_thread *cur = sync_current("jf_cond_signal"), *head;
 
