@@ -14,7 +14,13 @@
  *   PREEMPTED   -> tail of the preempted queue of the caller's worker (where it ran).
  *   YIELDED     -> tail of the queue it was last taken from: yielding neither promotes a
  *                  preempted task nor demotes a new one (a new-queue task that yields while
- *                  only preempted work waits runs on; the end of its quantum demotes it).
+ *                  only preempted work waits runs on; the end of its quantum demotes it),
+ *                  except that a new-queue task's demote_yields-th yield in a row (no block or
+ *                  wake between) sends it to the preempted queue. Each yield starts a new run,
+ *                  so a task that keeps yielding never ends a quantum: without this rule a few
+ *                  tasks yield-looping for a mutex held by a preempted-queue task kept the
+ *                  new queue busy for ever, and the holder never ran (core.storm.twoq hung in
+ *                  3 runs of 30 beside a busy CPU, before and after issue 26's changes).
  * Picking on worker w: w's new queue; else new work stolen from another worker; else w's
  * preempted queue. When idle (balance): steal new work from any worker, and preempted work only
  * when no worker has new work. A steal takes half of the victim's queue (at least one task).
@@ -32,6 +38,7 @@
  * Parameters (twoq_params[] below), and the runtime's quantum:
  *   quantum_ns    the quantum of new-queue tasks (the runtime's)         JIFFY_QUANTUM_US
  *   long_us       the quantum of preempted-queue tasks (0: 4 x quantum)  JIFFY_TWOQ_LONG_US
+ *   demote_yields yields in a row that demote a new-queue task (16)     JIFFY_TWOQ_DEMOTE_YIELDS
  *
  * Concurrency: each queue has its own spinlock, and no lock is held while another is taken
  * (stealing uses trylock, then releases the victim before touching its own queue). Each worker
@@ -57,6 +64,7 @@ enum twoq_origin {
 struct twoq_task {
 	struct taskq_link link;
 	uint32_t origin; /* the queue it was last taken from; owned by whoever holds the task */
+	uint32_t yields; /* yields in a row from the new queue, since it was last new or woken */
 };
 _Static_assert(sizeof(struct twoq_task) <= JF_TASK_POLICY_DATA, "twoq task data too large");
 _Static_assert(offsetof(struct twoq_task, link) == 0, "taskq link must be first");
@@ -73,6 +81,7 @@ struct twoq {
 	int nworkers;
 	uint64_t quantum_ns;
 	uint64_t long_ns;
+	uint32_t demote_yields; /* a new-queue task that yields this many times in a row is demoted */
 	struct twoq_worker *w;
 };
 
@@ -86,12 +95,16 @@ static inline struct twoq_task *twoq_task(struct jf_task *t)
 	return (struct twoq_task *)(void *)t->policy_data;
 }
 
-enum { TWOQ_LONG, TWOQ_NPARAMS };
+enum { TWOQ_LONG, TWOQ_DEMOTE_YIELDS, TWOQ_NPARAMS };
 
 static const struct jf_policy_param twoq_params[TWOQ_NPARAMS] = {
 	[TWOQ_LONG] = {.name = "long_us", .type = JF_PARAM_US, .min = 0, .max = 1000000000,
 		       .def = 0, .doc = "slice of a task taken from the preempted queue (Aspen: "
 					"\"e.g. 100 us\"); 0: 4 x quantum"},
+	[TWOQ_DEMOTE_YIELDS] = {.name = "demote_yields", .type = JF_PARAM_UINT, .min = 1,
+				.max = 1000000, .def = 16,
+				.doc = "a new-queue task that yields this many times in a row (no "
+				       "block in between) goes to the preempted queue"},
 };
 
 static int twoq_init(struct jf_policy *p, const struct jf_policy_params *params)
@@ -110,6 +123,7 @@ static int twoq_init(struct jf_policy *p, const struct jf_policy_params *params)
 	s->nworkers = params->nworkers;
 	s->quantum_ns = params->quantum_ns;
 	s->long_ns = params->value[TWOQ_LONG] ? params->value[TWOQ_LONG] : 4 * s->quantum_ns;
+	s->demote_yields = (uint32_t)params->value[TWOQ_DEMOTE_YIELDS];
 	for (int i = 0; i < s->nworkers; i++)
 		s->w[i].rng = sched_rng_seed(params->seed, i);
 	p->priv = s;
@@ -131,6 +145,7 @@ static void twoq_task_init(struct jf_policy *p, int worker, struct jf_task *t, u
 {
 	(void)p, (void)worker, (void)now;
 	twoq_task(t)->origin = TWOQ_NEW;
+	twoq_task(t)->yields = 0;
 }
 
 static int twoq_enqueue(struct jf_policy *p, int worker, struct jf_task *t,
@@ -147,11 +162,19 @@ static int twoq_enqueue(struct jf_policy *p, int worker, struct jf_task *t,
 		 t->attr.worker < s->nworkers)
 		target = t->attr.worker;
 	tw = &s->w[target];
-	if (reason == JF_ENQ_PREEMPTED ||
-	    (reason == JF_ENQ_YIELDED && twoq_task(t)->origin == TWOQ_PRE))
+	if (reason == JF_ENQ_YIELDED && twoq_task(t)->origin == TWOQ_NEW &&
+	    ++twoq_task(t)->yields >= s->demote_yields) {
+		/* It keeps yielding: it is not work that finishes within a quantum (see above). */
+		twoq_task(t)->yields = 0;
 		taskq_push_tail(&tw->preq, t);
-	else
+	} else if (reason == JF_ENQ_PREEMPTED ||
+		   (reason == JF_ENQ_YIELDED && twoq_task(t)->origin == TWOQ_PRE)) {
+		taskq_push_tail(&tw->preq, t);
+	} else {
+		if (reason != JF_ENQ_YIELDED)
+			twoq_task(t)->yields = 0;
 		taskq_push_tail(&tw->newq, t);
+	}
 	return target;
 }
 

@@ -92,10 +92,10 @@ def check_bt(sec, phase, name, row, must, switched_out):
         expect("switched out" in bt, "%s: not unwound as switched out:\n%s" % (tag, bt))
         # The frame borrowed from the selected kernel thread must be gone.
         expect("gdbt_ready" not in text, "%s: borrowed frame gdbt_ready shown:\n%s" % (tag, bt))
-        # jf_ctx_switch is called by uthread_reschedule (yield, block, a safepoint's
-        # preemption), exit, or jf_sched_preempt_to_loop (a signal's preemption: the handler
-        # leaves the uthread to the scheduler loop).
-        expect(fl and ("uthread_reschedule" in fl[0] or "exit" in fl[0]
+        # jf_ctx_switch is called by reschedule (yield and block, where it is inlined;
+        # uthread_reschedule for a safepoint's preemption), exit, or jf_sched_preempt_to_loop (a
+        # signal's preemption: the handler leaves the uthread to the scheduler loop).
+        expect(fl and ("reschedule" in fl[0] or "exit" in fl[0]
                        or "jf_sched_preempt_to_loop" in fl[0]),
                "%s: #0 is not where jf_ctx_switch was called:\n%s" % (tag, bt))
 

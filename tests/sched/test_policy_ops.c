@@ -18,7 +18,7 @@
  *   - rr: equal shares; cfs and eevdf: shares proportional to weight (1:2:4), and a task that
  *     wakes after sleeping runs within the scheduling latency (schbench's property);
  *   - twoq: new work runs before preempted work, and preempts a task taken from the
- *     preempted queue at once;
+ *     preempted queue at once; a new task that keeps yielding is demoted after demote_yields;
  *   - central: SQ serves in arrival order; MQ serves the head with the largest wait / SLO;
  *     preempted tasks go to the head or the tail as configured;
  *   - lcbe: best-effort work runs while no latency-critical work exists, and latency-critical
@@ -342,6 +342,43 @@ static void twoq_order(void)
 	ph_fini(&s);
 }
 
+/*
+ * A new-queue task that keeps yielding is demoted after demote_yields yields in a row (here 4),
+ * so preempted work runs: two new tasks that yield to each other, waiting for something a
+ * preempted-queue task holds, must not keep it off the worker for ever (core.storm.twoq hung so:
+ * its tasks yield-looped in jf_mutex_trylock() while the mutex's holder sat in the preempted
+ * queue). Fewer yields than that keep new work first.
+ */
+static void twoq_yield_demote(void)
+{
+	struct jf_policy_params tun;
+	struct ph_sim s;
+	int yields = 0;
+
+	params_with(&tun, "demote_yields", "4");
+	sim_init(&s, 1, 4, &tun, 3);
+	run_one_worker(&s, 2, 2 * 1000 * 1000ull); /* 0 and 1: long, preempted many times */
+	CHECK(s.cur[0] == 0 || s.cur[0] == 1);
+	s.now += 1000;
+	ph_spawn(&s, 0, 2); /* preempts the preempted-queue task at once */
+	ph_spawn(&s, 0, 3);
+	CHECK_EQ(s.cur[0], 2);
+	/* 2 and 3 yield to each other: 3 yields each keep them first (6 yields)... */
+	for (; yields < 6; yields++) {
+		s.now += 100;
+		ph_requeue(&s, 0, JF_ENQ_YIELDED);
+		CHECK(s.cur[0] == 2 || s.cur[0] == 3);
+	}
+	/* ...the 4th yield of each demotes it: then the preempted tasks run. */
+	for (; yields < 8 && (s.cur[0] == 2 || s.cur[0] == 3); yields++) {
+		s.now += 100;
+		ph_requeue(&s, 0, JF_ENQ_YIELDED);
+	}
+	CHECK(s.cur[0] == 0 || s.cur[0] == 1);
+	CHECK_SIM(&s);
+	ph_fini(&s);
+}
+
 /* --- central -------------------------------------------------------------------------------- */
 
 static void central_order(void)
@@ -460,8 +497,10 @@ int main(int argc, char **argv)
 	shares();
 	if (!strcmp(policy, "cfs") || !strcmp(policy, "eevdf"))
 		wakeup_latency();
-	if (!strcmp(policy, "twoq"))
+	if (!strcmp(policy, "twoq")) {
 		twoq_order();
+		twoq_yield_demote();
+	}
 	if (!strcmp(policy, "central"))
 		central_order();
 	if (!strcmp(policy, "lcbe"))
