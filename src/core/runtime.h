@@ -382,6 +382,7 @@ static inline struct worker *jf_this_worker(void)
 			 : "=r"(w));
 	return w;
 }
+
 void jf_set_this_worker(struct worker *w);
 
 /*
