@@ -513,6 +513,22 @@ struct jf_thread *jf_stack_alloc_slow(struct worker *w, size_t stack_size);
 void jf_stack_free_slow(struct worker *w, struct jf_thread *t);
 size_t jf_stack_map_size(size_t stack_size); /* a stack's whole mapping, guard page included */
 
+/* Sanitizer builds (gcc defines __SANITIZE_*; clang 14 only answers __has_feature). */
+#if defined(__SANITIZE_ADDRESS__)
+#define JF_RT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JF_RT_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define JF_RT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define JF_RT_TSAN 1
+#endif
+#endif
+
 /*
  * A stack (and its struct jf_thread at the top) for a uthread or a preemptible function, and its
  * return. The common case, a default-size stack from or back to the worker's own cache, is
@@ -521,7 +537,7 @@ size_t jf_stack_map_size(size_t stack_size); /* a stack's whole mapping, guard p
  */
 static inline struct jf_thread *jf_stack_alloc(struct worker *w, size_t stack_size)
 {
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(JF_RT_ASAN)
 	if (JF_LIKELY(stack_size == jf_rt->cfg.stack_size && w->nr_cached > 0))
 		return w->stack_cache[--w->nr_cached];
 #endif
@@ -530,7 +546,7 @@ static inline struct jf_thread *jf_stack_alloc(struct worker *w, size_t stack_si
 
 static inline void jf_stack_free(struct worker *w, struct jf_thread *t)
 {
-#if !defined(__SANITIZE_THREAD__)
+#if !defined(JF_RT_TSAN)
 	struct runtime *rt = jf_rt;
 	if (JF_LIKELY(t->map_size == rt->stack_map_default && w->nr_cached < rt->cfg.stack_cache)) {
 		t->tsan_fiber = NULL;
