@@ -25,8 +25,9 @@
 # on how long the host let Valgrind run, and a fresh-clone CI run on 2026-11-29 counted 2848
 # instructions under none against 2077 idle, all three runs; spinning, 1739-1747 also beside two
 # CPU hogs), and the least of three runs is taken; its tolerance is wider (XW_TOL). (A
-# CALLGRIND_TOGGLE_COLLECT client request in the idle loop did not do: a worker idle when the instrumentation started had its toggles inverted, and 3 runs in 8
-# counted the idle loop instead of the rest.)
+# CALLGRIND_TOGGLE_COLLECT client request in the idle loop did not do: a worker idle when the
+# instrumentation started had its toggles inverted, and 3 runs in 8 counted the idle loop
+# instead of the rest.)
 #
 # Usage: scripts/perfcheck.sh [BUILD_DIR]
 #   PERFCHECK_WRITE=1  write the counts measured as the new budget (commit it, saying why)

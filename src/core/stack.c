@@ -193,7 +193,7 @@ struct jf_thread *jf_stack_alloc_slow(struct worker *w, size_t stack_size)
 	struct jf_thread *t;
 	char *base;
 
-	if (map_size == map_size_for(rt->cfg.stack_size)) {
+	if (map_size == rt->stack_map_default) {
 		if (w->nr_cached == 0)
 			pool_refill(rt, w);
 		if (w->nr_cached > 0) {
@@ -228,7 +228,7 @@ void jf_stack_free_slow(struct worker *w, struct jf_thread *t)
 
 	jf_tsan_thread_freed(t);
 	JF_VIEW_SET(t, vstate, UV_FREE);
-	if (t->map_size == map_size_for(rt->cfg.stack_size) && rt->cfg.stack_cache > 0) {
+	if (t->map_size == rt->stack_map_default && rt->cfg.stack_cache > 0) {
 		if (w->nr_cached == rt->cfg.stack_cache)
 			pool_spill(rt, w);
 		if (w->nr_cached < rt->cfg.stack_cache) {

@@ -187,12 +187,12 @@ static JF_HOT_INLINE void word_switch(struct runtime *rt, struct worker *w, uint
  * and the due time's arithmetic at every switch (~50 instructions and ~6 ns of a 37 ns yield
  * on AMD EPYC, where rdtsc takes ~10 ns; make perfcheck counts the instructions). Not lazy,
  * return false (the caller reads the clock and publishes as before): a budget (pfn.c) whose
- * due time the word must hold, and under auto a
- * worker whose timer is not armed: the backstop for code without safepoints is then armed
- * by the switch, as before (whether work waits decides). An armed one stays where it is: if it
- * fires on a lazy run, the signal starts the run's slice from then (decide_and_preempt in
- * preempt.c) and re-arms for it, so code without safepoints is preempted at most about twice the grace
- * (plus a quantum) after its run began, not once the grace.
+ * due time the word must hold, and under auto a worker whose timer is not armed: the backstop
+ * for code without safepoints is then armed by the switch, as before (whether work waits
+ * decides). An armed one stays where it is: if it fires on a lazy run, the signal starts the
+ * run's slice from then (decide_and_preempt in preempt.c) and re-arms for it, so code without
+ * safepoints is preempted at most about twice the grace (plus a quantum) after its run began,
+ * not once the grace.
  */
 static JF_HOT_INLINE bool word_lazy(struct worker *w, bool budget)
 {

@@ -11,9 +11,10 @@
  *    gets it. A woken waiter that loses goes back to the front of the queue; once a waiter has
  *    waited more than STARVE_NS it sets MX_STARVING and the releases hand over from then on
  *    until the queue is empty (its wait counts from when it queued behind another waiter, or,
- *    if it queued alone, from its first lost race: lock_slow says why). Handing a mutex to a uthread that is queued behind others on its
- *    worker leaves it idle until that uthread runs (a convoy: every other locker waits a few
- *    quanta); barging keeps it in use, and the starvation rule bounds what a waiter can lose.
+ *    if it queued alone, from its first lost race: lock_slow says why). Handing a mutex to a
+ *    uthread that is queued behind others on its worker leaves it idle until that uthread runs
+ *    (a convoy: every other locker waits a few quanta); barging keeps it in use, and the
+ *    starvation rule bounds what a waiter can lose.
  *  - handoff (lock_handoff true): every release with waiters hands ownership straight to the
  *    oldest waiter, which wakes up owning it: strict FIFO, no barging, convoys under preemption.
  * The waiter list and the WAITERS and STARVING bits change only under m->lock. A waiter that
