@@ -139,6 +139,12 @@ static void worker_park(struct runtime *rt, struct worker *w)
 	__atomic_store_n(&w->park_until, deadline, __ATOMIC_RELAXED);
 	now = jf_now_ns();
 	if (!stopping(rt) && !has_work(rt, w) && deadline > now) {
+		/* Before either wait: auto's backstop timer, left armed after a busy period, fired
+		 * into the parked worker otherwise (epoll_pwait2 as much as the futex; it was only
+		 * cancelled on the futex path: a network server took ~17 such signals a second at
+		 * 40,000 req/s, each waking a halted vCPU; docs/performance.md). */
+		if (rt->preempting && rt->mech->on_park)
+			rt->mech->on_park(w);
 		/* A kick after the store above makes epoll return at once (the eventfd). */
 		if (poll && jf_netpoll_park(w, deadline == UINT64_MAX ? UINT64_MAX : deadline - now))
 			goto out;
@@ -155,8 +161,6 @@ static void worker_park(struct runtime *rt, struct worker *w)
 			tsp = &ts;
 		}
 		STAT_INC(w, parks);
-		if (rt->preempting && rt->mech->on_park)
-			rt->mech->on_park(w);
 		syscall(SYS_futex, &w->park_state, FUTEX_WAIT_PRIVATE, WK_PARKED, tsp, NULL, 0);
 	}
 out:

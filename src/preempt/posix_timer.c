@@ -57,6 +57,11 @@ static int ptimer_available(char *why, size_t len)
 
 int jf_thread_timer_create(pid_t tid, int signo, void *tag, timer_t *out)
 {
+	return jf_thread_timer_create_clock(CLOCK_MONOTONIC, tid, signo, tag, out);
+}
+
+int jf_thread_timer_create_clock(clockid_t clock, pid_t tid, int signo, void *tag, timer_t *out)
+{
 	struct sigevent sev;
 
 	memset(&sev, 0, sizeof(sev));
@@ -64,7 +69,7 @@ int jf_thread_timer_create(pid_t tid, int signo, void *tag, timer_t *out)
 	sev.sigev_signo = signo;
 	sev.sigev_value.sival_ptr = tag;
 	sev._sigev_un._tid = tid;
-	return timer_create(CLOCK_MONOTONIC, &sev, out) != 0 ? -errno : 0;
+	return timer_create(clock, &sev, out) != 0 ? -errno : 0;
 }
 
 uint64_t jf_thread_timer_set(timer_t timer, uint64_t delay_ns)
@@ -85,8 +90,13 @@ uint64_t jf_thread_timer_set(timer_t timer, uint64_t delay_ns)
 
 int jf_ptimer_worker_start(struct worker *w)
 {
+	return jf_ptimer_worker_start_clock(w, CLOCK_MONOTONIC);
+}
+
+int jf_ptimer_worker_start_clock(struct worker *w, clockid_t clock)
+{
 	timer_t t;
-	int rc = jf_thread_timer_create(w->tid, jf_rt->cfg.preempt_signal, NULL, &t);
+	int rc = jf_thread_timer_create_clock(clock, w->tid, jf_rt->cfg.preempt_signal, NULL, &t);
 
 	if (rc)
 		return rc;

@@ -178,8 +178,13 @@ int jf_preempt_signal_ensure(struct runtime *rt);
 /* The timer itself, for any thread @tid (pfn.c's budget timer too): it sends @signo with @tag as
  * si_value. jf_thread_timer_set() as jf_ptimer_set() for @timer. Return: 0 or -errno. */
 int jf_thread_timer_create(pid_t tid, int signo, void *tag, timer_t *out);
+/* The same on @clock: CLOCK_THREAD_CPUTIME_ID is the calling thread's CPU time (then @tid must be
+ * the caller's), whose timers the kernel checks at its scheduler tick (auto.c's backstop). */
+int jf_thread_timer_create_clock(clockid_t clock, pid_t tid, int signo, void *tag, timer_t *out);
 uint64_t jf_thread_timer_set(timer_t timer, uint64_t delay_ns);
 int jf_ptimer_worker_start(struct worker *w);
+/* jf_ptimer_worker_start() on @clock (called on the worker's own thread). */
+int jf_ptimer_worker_start_clock(struct worker *w, clockid_t clock);
 void jf_ptimer_worker_stop(struct worker *w);
 uint64_t jf_ptimer_set(struct worker *w, uint64_t delay_ns);
 /* Does @w have its timer (created, not yet deleted)? */
