@@ -437,7 +437,7 @@ static inline uint64_t jf_policy_now(void)
 void jf_sched_make_runnable(struct worker *w, struct jf_thread *t, enum jf_enqueue_reason reason);
 
 /* The worker loop's side of thread.c (runtime.c). */
-/* Finish the switch that brought this context in: free a reaped stack, release the handoff. */
+/* Finish the switch that brought this context in: free the stack of a uthread that exited. */
 void jf_finish_switch(struct worker *w);
 /* What @w runs next from its scheduler loop (NULL: nothing; steals where the policy allows). */
 struct jf_thread *jf_sched_pick(struct worker *w);

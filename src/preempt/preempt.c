@@ -3,7 +3,8 @@
  *
  * Owns: the per-kernel-thread state (jf__preempt), the mechanism table, the preemption signal
  * handler, the "may this code be interrupted?" decision, deferral, and the one entry that every
- * mechanism ends in (jf_preempt_request -> jf_sched_preempt).
+ * mechanism ends in (jf_preempt_request -> jf_sched_preempt at a safepoint, or
+ * jf_sched_preempt_to_loop from the signal handler).
  *
  * The handler is thin: it decides from what it can read without a lock (the wakeup flag,
  * has_work, the due time, the policy's tick; whether this worker's timers or the netpoller are

@@ -3,9 +3,11 @@
  *
  * Owns: struct jf_preempt_mech (one table per mechanism, chosen at start-up by name), the
  * per-kernel-thread preemption state (jf__preempt: nesting count, pending, safepoint flag) and its
- * accessors, and the one entry every mechanism ends in: jf_preempt_request() decides, and
- * jf_sched_preempt() (thread.c) saves the uthread, tells the policy (JF_ENQ_PREEMPTED) and
- * switches.
+ * accessors, and the one entry every mechanism ends in: jf_preempt_request() decides; at a
+ * safepoint (an ordinary call) jf_sched_preempt() (thread.c) saves the uthread, tells the policy
+ * (JF_ENQ_PREEMPTED) and switches; in the signal handler jf_sched_preempt_to_loop() switches to
+ * the worker's scheduler loop, which requeues and picks on its own stack
+ * (jf_sched_finish_preempt).
  *
  * Invariant: the count is >= 1 whenever runtime code runs on a worker (every public jf_ call
  * raises it on entry, the scheduler loop keeps it at 1, every switch happens with it >= 1) and a
