@@ -23,7 +23,7 @@ sources() {
 	proto) echo fuzz/fuzz_proto.c apps/kv/kvproto.c apps/common/synth.c apps/common/spin.c \
 		fuzz/fake_kvstore.c ;;
 	config) echo fuzz/fuzz_config.c src/core/config.c src/sched/policy.c src/sched/params.c \
-		src/sched/{fifo,ws,rr,twoq,cfs,eevdf,central,lcbe,pwq}.c ;;
+		src/sched/pwq.c $(sed -n 's|^JF_POLICY(\([a-z0-9_]*\))$|src/sched/\1.c|p' src/sched/policies.def) ;;
 	sim_dist) echo fuzz/fuzz_sim_dist.c sim/dist.c ;;
 	sim_trace) echo fuzz/fuzz_sim_trace.c sim/sim.c sim/dist.c sim/hist.c sim/costs.c sim/json.c ;;
 	*) echo "fuzz/build.sh: unknown target '$1' (known: ${TARGETS[*]})" >&2; return 1 ;;
@@ -44,7 +44,7 @@ for t in "$@"; do
 	srcs=$(sources "$t")
 	bin=$OUT/fuzz_$t
 	stale=0
-	for f in $srcs fuzz/*.h fuzz/build.sh; do [[ -e $bin && ! $f -nt $bin ]] || stale=1; done
+	for f in $srcs fuzz/*.h src/sched/policies.def fuzz/build.sh; do [[ -e $bin && ! $f -nt $bin ]] || stale=1; done
 	((stale)) || continue
 	# shellcheck disable=SC2046,SC2086 # word splitting of the lists is intended
 	"$CC" "${CFLAGS[@]}" $srcs $(extra_flags "$t") -o "$bin" &

@@ -46,6 +46,7 @@
 
 #include <jiffy/blocking.h>
 
+#include "../common/dlist.h"
 #include "../net/netpoll.h"
 #include "runtime.h"
 
@@ -112,26 +113,12 @@ static uint64_t nowait_reads;
 
 static void list_push(struct bjob_list *l, struct bjob *j)
 {
-	j->next = NULL;
-	j->prev = l->tail;
-	if (l->tail)
-		l->tail->next = j;
-	else
-		l->head = j;
-	l->tail = j;
+	JF_DLIST_PUSH_TAIL(l, j);
 }
 
 static void list_remove(struct bjob_list *l, struct bjob *j)
 {
-	if (j->prev)
-		j->prev->next = j->next;
-	else
-		l->head = j->next;
-	if (j->next)
-		j->next->prev = j->prev;
-	else
-		l->tail = j->prev;
-	j->prev = j->next = NULL;
+	JF_DLIST_REMOVE(l, j);
 }
 
 static void stat_max(uint64_t *max, uint64_t v)

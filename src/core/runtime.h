@@ -608,10 +608,8 @@ void jf_worker_kick(struct worker *self, struct worker *k);
  * not count on a wakeup it was waiting for).
  */
 int jf_block_wait(uint32_t *unlock, uint64_t deadline_ns, bool (*on_timeout)(void *arg), void *arg);
-/* Lock-holder preemption (src/sync/holder.h, preempt.c): @cur, holding Jiffy locks, was due a
- * preemption at @now: defer it (true) or not (false: the bound is reached). */
-bool jf_lock_holder_defer(struct worker *w, struct jf_thread *cur, uint64_t now);
-/* @cur released its last lock with a preemption deferred: take it at the runtime section's end. */
+/* Lock-holder preemption (src/sync/holder.h; the deferral is preempt.c's lock_holder_defer):
+ * @cur released its last lock with a preemption deferred: take it at the runtime section's end. */
 void jf_lock_holder_owed(struct jf_thread *cur);
 /* A cancellation of the calling uthread is pending and not disabled (blocking calls fail). */
 static inline bool jf_cancel_due(const struct jf_thread *t)

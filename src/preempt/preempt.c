@@ -318,7 +318,7 @@ static void count_preempt(struct worker *w, struct jf_thread *cur, enum request_
  * preemption as a wakeup preemption would (preempt_now). At the bound the holder is preempted,
  * lock and all: the deferral is a bound, not a promise.
  */
-bool jf_lock_holder_defer(struct worker *w, struct jf_thread *cur, uint64_t now)
+static bool lock_holder_defer(struct worker *w, struct jf_thread *cur, uint64_t now)
 {
 	struct runtime *rt = jf_rt;
 	uint64_t until = cur->lock_defer_until;
@@ -352,7 +352,7 @@ bool jf_preempt_decide_in_loop(struct worker *w, struct jf_thread *cur, uint64_t
 
 	if (!preemption_due(jf_rt, w, cur, now, &quantum))
 		return false;
-	if (JF_UNLIKELY(cur->locks_held) && jf_lock_holder_defer(w, cur, now))
+	if (JF_UNLIKELY(cur->locks_held) && lock_holder_defer(w, cur, now))
 		return false;
 	count_preempt(w, cur, SRC_INTERRUPT, quantum, now);
 	return true;
@@ -420,7 +420,7 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 			return false;
 		decided = true;
 	}
-	if (decided && JF_UNLIKELY(cur->locks_held) && jf_lock_holder_defer(w, cur, now))
+	if (decided && JF_UNLIKELY(cur->locks_held) && lock_holder_defer(w, cur, now))
 		return false; /* the release of its last lock takes it (src/sync/holder.h) */
 	if (decided)
 		count_preempt(w, cur, src, quantum, now);

@@ -18,14 +18,9 @@
 
 /* In the order docs/policies.md lists them (jf_policy_names() and error messages use it). */
 static const struct jf_policy_ops *const builtin[] = {
-	&jf_policy_fifo,
-	&jf_policy_ws,
-	&jf_policy_rr,
-	&jf_policy_twoq,
-	&jf_policy_cfs,
-	&jf_policy_eevdf,
-	&jf_policy_central,
-	&jf_policy_lcbe,
+#define JF_POLICY(name) &jf_policy_##name,
+#include "policies.def"
+#undef JF_POLICY
 };
 
 #define MAX_REGISTERED 32

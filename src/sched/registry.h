@@ -13,10 +13,12 @@
 
 #include <jiffy/policy.h>
 
-/* The built-in policies, each defined in its own file (which includes this header, so that the
- * definition and the declaration policy.c's table uses cannot disagree). */
-extern const struct jf_policy_ops jf_policy_fifo, jf_policy_ws, jf_policy_rr, jf_policy_twoq,
-	jf_policy_cfs, jf_policy_eevdf, jf_policy_central, jf_policy_lcbe;
+/* The built-in policies (policies.def, the one list), each defined in its own file (which
+ * includes this header, so that the definition and the declaration policy.c's table uses cannot
+ * disagree). */
+#define JF_POLICY(name) extern const struct jf_policy_ops jf_policy_##name;
+#include "policies.def"
+#undef JF_POLICY
 
 /* The @i-th known policy: the built-in ones, then the registered ones; NULL past the last. */
 const struct jf_policy_ops *jf_policy_at(int i);

@@ -39,6 +39,7 @@
 
 #include <jiffy/chan.h>
 
+#include "../common/dlist.h"
 #include "waitq.h"
 
 #define SEL_OVER UINT32_MAX
@@ -80,26 +81,12 @@ struct jf_chan {
 
 static void q_push(struct chan_q *q, struct chan_sudog *sd)
 {
-	sd->next = NULL;
-	sd->prev = q->tail;
-	if (q->tail)
-		q->tail->next = sd;
-	else
-		q->head = sd;
-	q->tail = sd;
+	JF_DLIST_PUSH_TAIL(q, sd);
 }
 
 static void q_unlink(struct chan_q *q, struct chan_sudog *sd)
 {
-	if (sd->prev)
-		sd->prev->next = sd->next;
-	else
-		q->head = sd->next;
-	if (sd->next)
-		sd->next->prev = sd->prev;
-	else
-		q->tail = sd->prev;
-	sd->prev = sd->next = NULL;
+	JF_DLIST_REMOVE(q, sd);
 }
 
 static struct chan_q *q_of(jf_chan_t *c, int op)

@@ -13,7 +13,7 @@ set -uo pipefail
 
 build=${1:-build}
 logs=${2:-/tmp/jiffy-policy-matrix}
-policies=(fifo ws rr twoq cfs eevdf central lcbe)
+mapfile -t policies < <(sed -n 's/^JF_POLICY(\([a-z0-9_]*\))$/\1/p' "$(dirname "$0")/../../src/sched/policies.def")
 # The suites and their mechanisms come from CTest's own registrations (tests/CMakeLists.txt):
 # every core/sync/net test registered per policy (<name>.fifo, JIFFY_POLICY=fifo) is a suite,
 # and it runs under every mechanism it is also registered with as <name>.ws.<mechanism>
