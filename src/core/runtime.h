@@ -266,6 +266,8 @@ struct runtime {
 	const struct jf_preempt_mech *mech;
 	/* mech->on_switch, or on_run where it has none: what prepare_run() calls (one load) */
 	void (*mech_on_switch)(struct worker *w, uint64_t now);
+	/* mech->on_work while preempting, else NULL: what after_enqueue() calls (one load) */
+	void (*mech_on_work)(struct worker *self, struct worker *target);
 	/* The word's mechanisms at a switch, inline (word_switch() in src/preempt/deadline_arm.h):
 	 * JF_WORD_CALL: call mech_on_switch; JF_WORD_PLAIN: publish the due time (deadline);
 	 * JF_WORD_TIMER: that, when the backstop timer fits the run (due - the worker's

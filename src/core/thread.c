@@ -142,17 +142,19 @@ static JF_HOT_INLINE void preempt_new_run(struct worker *w, struct jf_thread *ne
 	 * the clear is harmless: the safepoint re-checks the quantum and skips.)
 	 */
 	struct runtime *rt = jf_rt;
+	struct jf__preempt_tls *pt = w->ptls;
 
-	w->ptls->pending = 0;
-	if (rt->word_switch == JF_WORD_CALL && !rt->mech->word) /* the word's store it below */
-		__atomic_store_n(&w->ptls->poll, 0, __ATOMIC_RELAXED);
+	pt->pending = 0;
 	__atomic_store_n(&w->preempt_now, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
 	if (!now) { /* the word's mechanisms, nothing else reads the clock (rt->switch_clock) */
-		if (JF_LIKELY(word_lazy(w, next->pfn != NULL)))
+		if (JF_LIKELY(word_lazy(w, pt, next->pfn != NULL)))
 			return;
 		now = jf_now_ns_tsc(&w->run_start_tsc);
 	}
+	/* Not for a lazy run: only the word's mechanisms make one, and they store the word. */
+	if (rt->word_switch == JF_WORD_CALL && !rt->mech->word)
+		__atomic_store_n(&pt->poll, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_due_ns, now + jf_drv_slice(&rt->drv, w->id, &next->task, now),
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
@@ -642,7 +644,7 @@ static JF_HOT_INLINE void after_enqueue(struct worker *w, int target, struct jf_
 		STAT_INC(w, wakeups);
 	if (jf_drv_may_wakeup_preempt(&rt->drv, target, reason))
 		wakeup_preempt(w, target, t);
-	if (rt->preempting && rt->mech->on_work) {
+	if (rt->mech_on_work) {
 		/*
 		 * A busy worker now has work waiting. A yielded or preempted task in the caller's
 		 * own queue is the caller's next pick: nothing to tell. One in a shared queue
@@ -651,10 +653,10 @@ static JF_HOT_INLINE void after_enqueue(struct worker *w, int target, struct jf_
 		 */
 		if (target < 0)
 			for (int i = 0; i < rt->nworkers; i++)
-				rt->mech->on_work(w, &rt->workers[i]);
+				rt->mech_on_work(w, &rt->workers[i]);
 		else if (reason != JF_ENQ_YIELDED && reason != JF_ENQ_PREEMPTED &&
 			 !(target == w->id && word_own_armed(w)))
-			rt->mech->on_work(w, &rt->workers[target]);
+			rt->mech_on_work(w, &rt->workers[target]);
 	}
 	if (rt->nworkers == 1 ||
 	    (target == w->id && (reason == JF_ENQ_YIELDED || !rt->drv.can_steal)))

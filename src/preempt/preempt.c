@@ -743,6 +743,7 @@ int jf_preempt_setup(struct runtime *rt, char *err, size_t errlen)
 	rt->mech_on_switch = m->on_switch ? m->on_switch : m->on_run;
 	rt->word_switch = JF_WORD_CALL; /* the word's mechanisms' init may inline theirs */
 	rt->preempting = m != &jf_mech_none;
+	rt->mech_on_work = rt->preempting ? m->on_work : NULL;
 	if (rt->cfg.grace_ns == JF_GRACE_DEFAULT)
 		rt->cfg.grace_ns = m->grace_ns;
 	our_pid = getpid();
