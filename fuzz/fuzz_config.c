@@ -42,9 +42,6 @@
 
 /* ---- stubs: the mechanisms, errno, the clock ---------------------------------------------- */
 
-/* The preemption state the policies' spinlocks count in (linked, never touched: no op runs). */
-__thread struct jf__preempt_tls jf__preempt __attribute__((tls_model("initial-exec")));
-
 int jf_preempt_available(const char *name, char *why, unsigned long len)
 {
 	const char *known = JF_PREEMPT_KNOWN; /* "none, timer, ..." */

@@ -47,7 +47,7 @@ struct jf__preempt_tls {
 	int64_t probe_left;
 	uint64_t probe_tsc;  /* when jf__probe_armed() last read the TSC (0: not since arming) */
 	int64_t probe_span;  /* the count it set then */
-	int32_t spins_held;  /* runtime spinlocks this kernel thread holds (JF_ASSERT builds) */
+	int32_t spins_held;  /* unused since 2026-11-29 (src/common/spinlock.c counts them); kept: ABI */
 };
 /* The offsets the inline asm below and the probe pass (tools/probe-pass/JiffyProbes.cpp) use. */
 #ifdef __cplusplus
@@ -60,8 +60,6 @@ JF__STATIC_ASSERT(offsetof(struct jf__preempt_tls, pending) == 4, "jf_preempt_en
 JF__STATIC_ASSERT(offsetof(struct jf__preempt_tls, poll) == 8, "jf_safepoint's asm: poll at 8");
 JF__STATIC_ASSERT(offsetof(struct jf__preempt_tls, probe_left) == 16,
 		  "the probe pass's asm: probe_left at 16");
-JF__STATIC_ASSERT(offsetof(struct jf__preempt_tls, spins_held) == 40,
-		  "src/common/spinlock.h's asm: spins_held at 40");
 extern JF_API __thread struct jf__preempt_tls jf__preempt
 	__attribute__((tls_model("initial-exec")));
 JF_API void jf__preempt_enable_slow(void);

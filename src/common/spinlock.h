@@ -12,19 +12,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <jiffy/preempt.h>
-
 #include "assert.h"
 
 /*
- * JF_ASSERT builds count the spinlocks this kernel thread holds (jf__preempt.spins_held), so
+ * JF_ASSERT builds count the spinlocks this kernel thread holds (jf__spins_held, spinlock.c), so
  * that a switch with one held is caught (thread.c). One %fs-relative instruction: a uthread
  * moved to another worker between computing the address and using it would count on the old.
  */
+#define JF__SPINS_HELD_ASM(insn) "movq jf__spins_held@gottpoff(%%rip), %%rax\n\t" insn " %%fs:(%%rax)"
+
 static inline void jf__spins_held_add(int32_t d)
 {
 #if JF_ASSERTS
-	__asm__ volatile(JF__PREEMPT_TLS_ASM("addl %0,", 40) : : "r"(d) : "rax", "memory", "cc");
+	__asm__ volatile(JF__SPINS_HELD_ASM("addl %0,") : : "r"(d) : "rax", "memory", "cc");
 #else
 	(void)d;
 #endif
@@ -35,7 +35,7 @@ static inline int32_t jf_spins_held(void)
 {
 	int32_t n = 0;
 #if JF_ASSERTS
-	__asm__ volatile(JF__PREEMPT_TLS_ASM("movl", 40) ", %0" : "=r"(n) : : "rax", "memory");
+	__asm__ volatile(JF__SPINS_HELD_ASM("movl") ", %0" : "=r"(n) : : "rax", "memory");
 #endif
 	return n;
 }

@@ -8,7 +8,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,10 +22,22 @@ static const struct jf_policy_ops *const builtin[] = {
 #undef JF_POLICY
 };
 
+/*
+ * The registered policies: append-only and lock-free, so that src/sched takes no lock of the
+ * runtime's (a pthread mutex here resolved to the library's pthread shim: a policy object pulled
+ * in the runtime; a spinlock could be held by a preempted uthread). A registrant claims slot n by
+ * a CAS from NULL, then publishes it by raising nr_registered to n + 1 (release); one that finds
+ * slot n taken helps raise it and tries n + 1. Readers see the entries below nr_registered
+ * (acquire), every one of them complete.
+ */
 #define MAX_REGISTERED 32
 static const struct jf_policy_ops *registered[MAX_REGISTERED];
 static int nr_registered;
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int registered_count(void)
+{
+	return __atomic_load_n(&nr_registered, __ATOMIC_ACQUIRE);
+}
 
 const struct jf_policy_ops *jf_policy_find(const char *name)
 {
@@ -37,31 +48,37 @@ const struct jf_policy_ops *jf_policy_find(const char *name)
 	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
 		if (!strcmp(builtin[i]->name, name))
 			return builtin[i];
-	pthread_mutex_lock(&reg_lock);
-	for (int i = 0; i < nr_registered; i++)
+	for (int i = 0, n = registered_count(); i < n; i++)
 		if (!strcmp(registered[i]->name, name))
 			found = registered[i];
-	pthread_mutex_unlock(&reg_lock);
 	return found;
 }
 
 int jf_policy_register(const struct jf_policy_ops *ops)
 {
-	int rc = 0;
-
 	if (!ops || !ops->name || !ops->name[0] || !ops->init || !ops->destroy || !ops->enqueue ||
 	    !ops->pick_next || !ops->has_work || ops->task_data_size > JF_TASK_POLICY_DATA ||
 	    jf_policy_params_check(ops, NULL, 0))
 		return -EINVAL;
 	if (jf_policy_find(ops->name))
 		return -EEXIST;
-	pthread_mutex_lock(&reg_lock);
-	if (nr_registered == MAX_REGISTERED)
-		rc = -ENOSPC;
-	else
-		registered[nr_registered++] = ops;
-	pthread_mutex_unlock(&reg_lock);
-	return rc;
+	for (;;) {
+		int n = registered_count();
+		const struct jf_policy_ops *none = NULL;
+
+		if (n == MAX_REGISTERED)
+			return -ENOSPC;
+		/* acquire on failure: the other registrant's entry is published by our raise too */
+		if (__atomic_compare_exchange_n(&registered[n], &none, ops, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			__atomic_compare_exchange_n(&nr_registered, &n, n + 1, false, __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED);
+			return 0;
+		}
+		/* Slot n is another registrant's: help publish it, then try the next. */
+		__atomic_compare_exchange_n(&nr_registered, &n, n + 1, false, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED);
+	}
 }
 
 const struct jf_policy_ops *jf_policy_at(int i)
@@ -73,10 +90,8 @@ const struct jf_policy_ops *jf_policy_at(int i)
 		return NULL;
 	if (i < nbuiltin)
 		return builtin[i];
-	pthread_mutex_lock(&reg_lock);
-	if (i - nbuiltin < nr_registered)
+	if (i - nbuiltin < registered_count())
 		ops = registered[i - nbuiltin];
-	pthread_mutex_unlock(&reg_lock);
 	return ops;
 }
 
@@ -89,11 +104,9 @@ void jf_policy_names(char *buf, size_t len)
 	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
 		off += (size_t)snprintf(buf + off, off < len ? len - off : 0, "%s%s", i ? ", " : "",
 					builtin[i]->name);
-	pthread_mutex_lock(&reg_lock);
-	for (int i = 0; i < nr_registered; i++)
+	for (int i = 0, n = registered_count(); i < n; i++)
 		off += (size_t)snprintf(buf + off, off < len ? len - off : 0, ", %s",
 					registered[i]->name);
-	pthread_mutex_unlock(&reg_lock);
 }
 
 int jf_policy_registry_lookup(const char *name, const struct jf_policy_ops **ops, char *err,

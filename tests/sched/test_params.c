@@ -17,8 +17,13 @@
  *     nothing that is not a whole number of nanoseconds, no overflow, exact choices; and
  *     jf_policy_param_format() writes back what it reads;
  *   - a struct jf_config holds JF_CONFIG_PARAMS_MAX settings, then -ENOSPC (a replacement still
- *     works).
+ *     works);
+ *   - the registry is lock-free and append-only (src/sched/policy.c): 8 threads registering 2
+ *     policies each at once all succeed, each found by name and listed once by jf_policy_names();
+ *     the registry then fills to its 32 entries and refuses the next (-ENOSPC).
  */
+#include <pthread.h>
+
 #include "../jf_test.h"
 
 /* --- "mine": ws underneath, with a table of its own ----------------------------------------- */
@@ -347,6 +352,87 @@ static void check_full_config(void)
 	printf("a struct jf_config holds %d settings, then -ENOSPC\n", JF_CONFIG_PARAMS_MAX);
 }
 
+/* --- concurrent registration ------------------------------------------------------------- */
+
+#define PAR_THREADS 8
+#define PAR_EACH 2
+static struct jf_policy_ops par_ops[PAR_THREADS][PAR_EACH];
+static char par_names[PAR_THREADS][PAR_EACH][16];
+static pthread_barrier_t par_start;
+
+static void *par_register(void *arg)
+{
+	intptr_t t = (intptr_t)arg;
+
+	pthread_barrier_wait(&par_start);
+	for (int k = 0; k < PAR_EACH; k++)
+		CHECK_EQ(jf_policy_register(&par_ops[t][k]), 0);
+	return NULL;
+}
+
+/* How many names jf_policy_names() lists, and how many of them are @name (if not NULL). */
+static int count_names(const char *name, int *hits)
+{
+	static char list[4096];
+	char *save = NULL;
+	int n = 0;
+
+	jf_policy_names(list, sizeof(list));
+	if (hits)
+		*hits = 0;
+	for (char *p = strtok_r(list, ", ", &save); p; p = strtok_r(NULL, ", ", &save), n++)
+		if (hits && name && !strcmp(p, name))
+			(*hits)++;
+	return n;
+}
+
+static void check_concurrent_registration(void)
+{
+	const struct jf_policy_ops *ws = jf_policy_find("ws");
+	pthread_t th[PAR_THREADS];
+	int before = count_names(NULL, NULL), seen = 0, extra = 0;
+
+	for (int t = 0; t < PAR_THREADS; t++)
+		for (int k = 0; k < PAR_EACH; k++) {
+			par_ops[t][k] = *ws;
+			snprintf(par_names[t][k], sizeof(par_names[t][k]), "par-%d-%d", t, k);
+			par_ops[t][k].name = par_names[t][k];
+		}
+	CHECK_EQ(pthread_barrier_init(&par_start, NULL, PAR_THREADS), 0);
+	for (intptr_t t = 0; t < PAR_THREADS; t++)
+		CHECK_EQ(pthread_create(&th[t], NULL, par_register, (void *)t), 0);
+	for (int t = 0; t < PAR_THREADS; t++)
+		CHECK_EQ(pthread_join(th[t], NULL), 0);
+	pthread_barrier_destroy(&par_start);
+	for (int t = 0; t < PAR_THREADS; t++)
+		for (int k = 0; k < PAR_EACH; k++) {
+			int hits;
+			CHECK(jf_policy_find(par_names[t][k]) == &par_ops[t][k]);
+			count_names(par_names[t][k], &hits);
+			CHECK_EQ(hits, 1);
+			seen++;
+		}
+	CHECK_EQ(seen, PAR_THREADS * PAR_EACH);
+	/* Fill the registry (32 entries after the built-in ones), then one too many. */
+	static struct jf_policy_ops fill[40];
+	static char fill_names[40][16];
+	int rc = 0, n;
+	for (n = 0; n < 40; n++) {
+		fill[n] = *ws;
+		snprintf(fill_names[n], sizeof(fill_names[n]), "fill-%d", n);
+		fill[n].name = fill_names[n];
+		if ((rc = jf_policy_register(&fill[n])) != 0)
+			break;
+		extra++;
+	}
+	CHECK_EQ(rc, -ENOSPC);
+	int total = count_names(NULL, NULL);
+	printf("sched.params: %d policies registered by %d threads at once, all found; the "
+	       "registry full at %d names (built-in ones included), then -ENOSPC\n", seen, PAR_THREADS, total);
+	CHECK_EQ(total, before + seen + extra);
+	CHECK(extra > 0);
+}
+
 int main(void)
 {
 	jft_clear_jiffy_env();
@@ -355,6 +441,7 @@ int main(void)
 	check_malformed_tables();
 	check_parser();
 	check_full_config();
+	check_concurrent_registration();
 	jft_ok("sched.params");
 	return 0;
 }
