@@ -39,6 +39,14 @@ static int registered_count(void)
 	return __atomic_load_n(&nr_registered, __ATOMIC_ACQUIRE);
 }
 
+/* Entry @i (< registered_count()), read with acquire: it synchronizes with the registrant's
+ * CAS whoever raised the count (a plain read here raced with it for ThreadSanitizer, whose
+ * model did not carry the claim through a helper's failed CAS: sched.params failed once in CI). */
+static const struct jf_policy_ops *registered_at(int i)
+{
+	return __atomic_load_n(&registered[i], __ATOMIC_ACQUIRE);
+}
+
 const struct jf_policy_ops *jf_policy_find(const char *name)
 {
 	const struct jf_policy_ops *found = NULL;
@@ -49,8 +57,8 @@ const struct jf_policy_ops *jf_policy_find(const char *name)
 		if (!strcmp(builtin[i]->name, name))
 			return builtin[i];
 	for (int i = 0, n = registered_count(); i < n; i++)
-		if (!strcmp(registered[i]->name, name))
-			found = registered[i];
+		if (!strcmp(registered_at(i)->name, name))
+			found = registered_at(i);
 	return found;
 }
 
@@ -91,7 +99,7 @@ const struct jf_policy_ops *jf_policy_at(int i)
 	if (i < nbuiltin)
 		return builtin[i];
 	if (i - nbuiltin < registered_count())
-		ops = registered[i - nbuiltin];
+		ops = registered_at(i - nbuiltin);
 	return ops;
 }
 
@@ -106,7 +114,7 @@ void jf_policy_names(char *buf, size_t len)
 					builtin[i]->name);
 	for (int i = 0, n = registered_count(); i < n; i++)
 		off += (size_t)snprintf(buf + off, off < len ? len - off : 0, ", %s",
-					registered[i]->name);
+					registered_at(i)->name);
 }
 
 int jf_policy_registry_lookup(const char *name, const struct jf_policy_ops **ops, char *err,
