@@ -359,7 +359,6 @@ static void auto_retry(struct worker *w, uint64_t now)
 {
 	uint64_t q = jf_rt->cfg.quantum_ns;
 	uint64_t scale = grace_ns < RETRY_SCALE_MAX_NS ? grace_ns : RETRY_SCALE_MAX_NS;
-
 	uint64_t delay = jf_preempt_retry_delay(w, scale > q ? scale : q);
 	struct auto_worker *a = &aw[w->id];
 
