@@ -47,7 +47,7 @@ struct jf__preempt_tls {
 	int64_t probe_left;
 	uint64_t probe_tsc;  /* when jf__probe_armed() last read the TSC (0: not since arming) */
 	int64_t probe_span;  /* the count it set then */
-	int32_t spins_held;  /* unused since 2026-11-29 (src/common/spinlock.c counts them); kept: ABI */
+	int32_t spins_held;  /* unused since 2026-11-29 (spinlock.c counts them); kept: ABI */
 };
 /* The offsets the inline asm below and the probe pass (tools/probe-pass/JiffyProbes.cpp) use. */
 #ifdef __cplusplus

@@ -19,7 +19,8 @@
  * that a switch with one held is caught (thread.c). One %fs-relative instruction: a uthread
  * moved to another worker between computing the address and using it would count on the old.
  */
-#define JF__SPINS_HELD_ASM(insn) "movq jf__spins_held@gottpoff(%%rip), %%rax\n\t" insn " %%fs:(%%rax)"
+#define JF__SPINS_HELD_ASM(insn)                                                                   \
+	"movq jf__spins_held@gottpoff(%%rip), %%rax\n\t" insn " %%fs:(%%rax)"
 
 static inline void jf__spins_held_add(int32_t d)
 {

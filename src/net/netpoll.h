@@ -3,10 +3,11 @@
  *
  * Owns: nothing; declares what the scheduler calls (runtime.c, thread.c), the mechanisms that
  * look at it when deciding a preemption (preempt.c, deadline.c, deadline_arm.h, dispatcher.c,
- * posix_timer.c) and the blocking pool's remote wake (blocking.c). The netpoller is process-wide (one
- * epoll instance and one eventfd, made on first use) and outlives a runtime; a runtime's workers
- * drive it: pick_next() polls without blocking while uthreads wait on descriptors (at most once
- * per JIFFY_NETPOLL_US), and one idle worker at a time parks in epoll instead of on its futex.
+ * posix_timer.c) and the blocking pool's remote wake (blocking.c). The netpoller is
+ * process-wide (one epoll instance and one eventfd, made on first use) and outlives a runtime; a
+ * runtime's workers drive it: pick_next() polls without blocking while uthreads wait on
+ * descriptors (at most once per JIFFY_NETPOLL_US), and one idle worker at a time parks in epoll
+ * instead of on its futex.
  */
 #ifndef JIFFY_NETPOLL_H
 #define JIFFY_NETPOLL_H

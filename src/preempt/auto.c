@@ -91,7 +91,7 @@
  * switch reads inline (word_switch(), deadline_arm.h). */
 struct auto_worker {
 	uint32_t lock;        /* orders timer_settime() on this worker's timer */
-	uint32_t retry_armed; /* the retry timer is armed (the worker's thread only, and its handler) */
+	uint32_t retry_armed; /* the retry timer is armed (the worker's thread and its handler) */
 	bool retry_present;
 	timer_t retry; /* with the CPU clock: the retries' own, on CLOCK_MONOTONIC (auto_retry) */
 } __attribute__((aligned(JF_CACHELINE)));
@@ -134,7 +134,8 @@ static int auto_init(struct runtime *rt)
 static int auto_worker_start(struct worker *w)
 {
 	struct auto_worker *a = &aw[w->id];
-	int rc = jf_ptimer_worker_start_clock(w, cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC);
+	clockid_t clock = cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+	int rc = jf_ptimer_worker_start_clock(w, clock);
 
 	if (rc || !cpu_clock)
 		return rc;

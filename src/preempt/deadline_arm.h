@@ -196,7 +196,8 @@ static JF_HOT_INLINE void word_switch(struct runtime *rt, struct worker *w, uint
  */
 static JF_HOT_INLINE bool word_lazy(struct worker *w, struct jf__preempt_tls *pt, bool budget)
 {
-	/* @pt: w->ptls. @budget: the new run has one (pfn.c); word_timer_ns is UINT64_MAX under deadline */
+	/* @pt: w->ptls. @budget: the new run has one (pfn.c). word_timer_ns is UINT64_MAX under
+	 * deadline. */
 	if (JF_UNLIKELY(budget) || !__atomic_load_n(&w->word_timer_ns, __ATOMIC_RELAXED))
 		return false;
 	__atomic_store_n(&w->run_due_ns, JF_DUE_LAZY, __ATOMIC_RELAXED);

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -77,15 +78,14 @@ int jf_policy_register(const struct jf_policy_ops *ops)
 		if (n == MAX_REGISTERED)
 			return -ENOSPC;
 		/* acquire on failure: the other registrant's entry is published by our raise too */
-		if (__atomic_compare_exchange_n(&registered[n], &none, ops, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE)) {
-			__atomic_compare_exchange_n(&nr_registered, &n, n + 1, false, __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED);
-			return 0;
-		}
-		/* Slot n is another registrant's: help publish it, then try the next. */
+		bool mine = __atomic_compare_exchange_n(&registered[n], &none, ops, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+
+		/* Slot n is taken now (ours, or another registrant's): publish it. */
 		__atomic_compare_exchange_n(&nr_registered, &n, n + 1, false, __ATOMIC_RELEASE,
 					    __ATOMIC_RELAXED);
+		if (mine)
+			return 0;
 	}
 }
 
