@@ -3,8 +3,8 @@
 # jiffy_bench yield and spawn_join for five variants, interleaved (each round runs every variant
 # once, in a rotating order), medians with min/max and the ratio to the base.
 #   base     BASE_REV (default 66598c9: the commit before the histograms, view and probes)
-#   noprobe  HEAD with the USDT probe macros compiled to nothing (src/core/probes.h)
-#   nohist   HEAD with jf_hist_add() compiled to nothing (src/core/runtime.h)
+#   noprobe  HEAD with the USDT probe macros compiled to nothing (src/runtime/probes.h)
+#   nohist   HEAD with jf_hist_add() compiled to nothing (src/runtime/runtime.h)
 #   head     HEAD as built
 #   monitor  HEAD with JIFFY_SCHEDTRACE=1000 JIFFY_STALL_REPORT=100 (the monitor thread running)
 # The variants are git worktrees under $WORK (default /tmp/jiffy-introspect-cost), built with
@@ -31,13 +31,13 @@ prepare nohist "$head_rev"
 python3 - "$work" <<'PY'
 import re, sys
 w = sys.argv[1]
-p = f"{w}/noprobe/src/core/probes.h"
+p = f"{w}/noprobe/src/runtime/probes.h"
 s = open(p).read()
 s = re.sub(r"#define JF_PROBE(\d)\(([^)]*)\) DTRACE_PROBE\d\(jiffy, [^\n]*",
            lambda m: f"#define JF_PROBE{m.group(1)}({m.group(2)}) ((void)0)", s)
 assert "((void)0)" in s
 open(p, "w").write(s)
-p = f"{w}/nohist/src/core/runtime.h"
+p = f"{w}/nohist/src/runtime/runtime.h"
 s = open(p).read()
 old = ("\tuint64_t *b = &h->buckets[jf_hist_index(v)];\n"
        "\t__atomic_store_n(b, __atomic_load_n(b, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);")

@@ -85,7 +85,7 @@ double ph_raw_settime_ns(int sig, unsigned iters);
 /**
  * ph_raw_settime_at_ns() - the same, armed @ahead_ns ahead (re-armed before it fires). An expiry
  * before the CPU's next timer event (the scheduler tick) reprograms the local APIC timer: on a
- * KVM guest a VM exit, which is what "auto" pays to move its timer (src/preempt/auto.c).
+ * KVM guest a VM exit, which is what "auto" pays to move its timer (src/runtime/preempt/auto.c).
  */
 double ph_raw_settime_at_ns(int sig, unsigned iters, uint64_t ahead_ns);
 

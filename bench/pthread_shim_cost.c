@@ -1,5 +1,5 @@
 /*
- * bench/pthread_shim_cost.c - what src/core/pthread_shim.c adds to an uncontended pthread lock
+ * bench/pthread_shim_cost.c - what src/shim/pthread_shim.c adds to an uncontended pthread lock
  * (docs/performance.md, "pthread lock holders are not preempted").
  *
  * Owns: one uthread on one worker taking and releasing a pthread mutex, a rwlock (as writer)

@@ -22,7 +22,8 @@ sources() {
 	resp) echo fuzz/fuzz_resp.c apps/kv/resp.c fuzz/fake_kvstore.c ;;
 	proto) echo fuzz/fuzz_proto.c apps/kv/kvproto.c apps/common/synth.c apps/common/spin.c \
 		fuzz/fake_kvstore.c ;;
-	config) echo fuzz/fuzz_config.c src/core/config.c src/sched/policy.c src/sched/params.c src/common/spinlock.c \
+	config) echo fuzz/fuzz_config.c src/runtime/config.c src/sched/policy.c src/sched/params.c \
+		src/common/spinlock.c \
 		src/sched/pwq.c $(sed -n 's|^JF_POLICY(\([a-z0-9_]*\))$|src/sched/\1.c|p' src/sched/policies.def) ;;
 	sim_dist) echo fuzz/fuzz_sim_dist.c sim/dist.c ;;
 	sim_trace) echo fuzz/fuzz_sim_trace.c sim/sim.c sim/dist.c sim/hist.c sim/costs.c sim/json.c ;;

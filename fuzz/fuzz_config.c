@@ -1,22 +1,23 @@
 /*
- * fuzz/fuzz_config.c - libFuzzer target for the JIFFY_* configuration parser (src/core/config.c):
- * the input is an environment, one NAME=VALUE per line (a line without '=' is kept as it is,
- * as a malformed environ entry would be). jf_config_apply_env() reads `environ`, so the target
- * points environ at the input's entries for the call and puts the process's own back after:
- * every per-variable parser (numbers with K/M/G suffixes, booleans, policy and mechanism names,
- * signals by number, name or SIGRTMIN+n, the clock, every policy's parameters, named
+ * fuzz/fuzz_config.c - libFuzzer target for the JIFFY_* configuration parser
+ * (src/runtime/config.c): the input is an environment, one NAME=VALUE per line (a line without '='
+ * is kept as it is, as a malformed environ entry would be). jf_config_apply_env() reads `environ`,
+ * so the target points environ at the input's entries for the call and puts the process's own back
+ * after: every per-variable parser (numbers with K/M/G suffixes, booleans, policy and mechanism
+ * names, signals by number, name or SIGRTMIN+n, the clock, every policy's parameters, named
  * JIFFY_<POLICY>_<NAME> after the policies' own tables) runs exactly as at jf_run().
  *
  * Owns the checks: apply_env either succeeds or leaves the config untouched with a message
  * naming a JIFFY_ variable; a config it accepts from the defaults passes jf_config_validate()
  * unless two values conflict (validate is the judge: a message is required when it refuses).
  *
- * Built with src/core/config.c, src/sched/policy.c and params.c (the real lookup of policy names
+ * Built with src/runtime/config.c, src/sched/policy.c and params.c (the real lookup of policy names
  * and the parser of their parameters) and the policies themselves (their parameter tables; no
  * op of theirs is called), and the stubs below for what those reach into the rest of the
- * runtime: the preemption state their spinlocks use, jf_preempt_available() (a mechanism is known when JF_PREEMPT_KNOWN lists it; "uintr"
- * is unavailable, as on most machines), errno's accessor, and the clock of jf_config_print().
- * When config.c starts calling something new, this file is where its stub goes.
+ * runtime: the preemption state their spinlocks use, jf_preempt_available() (a mechanism is known
+ * when JF_PREEMPT_KNOWN lists it; "uintr" is unavailable, as on most machines), errno's accessor,
+ * and the clock of jf_config_print(). When config.c starts calling something new, this file is
+ * where its stub goes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,7 +28,7 @@
 
 #include <jiffy/jiffy.h>
 
-#include "preempt/preempt.h"
+#include "runtime/preempt/preempt.h"
 
 #define MAX_VARS 64
 
@@ -57,7 +58,7 @@ int jf_preempt_available(const char *name, char *why, unsigned long len)
 
 /*
  * config.c's errno is Jiffy's (jiffy/thread.h: glibc's errno found at a fixed offset from the
- * thread pointer, or by a call); the offset measured as src/core/thread.c does at load time.
+ * thread pointer, or by a call); the offset measured as src/runtime/thread.c does at load time.
  */
 long jf__errno_tp_offset;
 int jf__errno_tp_ok;

@@ -2,7 +2,7 @@
  * sim/engine.c - the event loop that runs a Jiffy policy's own code in virtual time.
  *
  * Owns: simulated workers, requests as policy tasks, and the runtime's events in virtual time,
- * in the order src/core/thread.c and src/preempt/preempt.c have them (tests/sched/
+ * in the order src/runtime/thread.c and src/runtime/preempt/preempt.c have them (tests/sched/
  * policy_harness.h's model too). The calls into the policy, the times they are given and the
  * JF_POLICY_NEEDS_TIME stamps are the policy driver's (src/sched/driver.h), the runtime's own:
  *   arrival      task_init, enqueue(NEW) from the worker whose queue receives it (RSS), then

@@ -10,8 +10,8 @@
  * a seed, or a trace), each with a service time drawn from a distribution; every request is a
  * task handed to a Jiffy policy (src/sched/, the very object files the runtime links) through
  * struct jf_policy_ops, called through the runtime's own policy driver (src/sched/driver.h: the
- * order, the times and the stamps of src/core/thread.c and src/preempt/preempt.c; the same one as
- * tests/sched/policy_harness.h) but in virtual time.
+ * order, the times and the stamps of src/runtime/thread.c and src/runtime/preempt/preempt.c; the
+ * same one as tests/sched/policy_harness.h) but in virtual time.
  * Simulated workers run the tasks the policy hands them; a preemption mechanism interrupts a
  * worker at the due time of its run (slice op, the quantum by default) when the policy says
  * other work waits, at the costs of a cost model (struct sim_costs). "ps" is not a Jiffy policy

@@ -3,7 +3,7 @@
  * while the calling uthread is parked (Tokio's spawn_blocking), and what is built on it:
  * regular-file I/O and name resolution for uthreads.
  *
- * Owns: the public API of src/core/blocking.c. A worker never waits in the kernel for these
+ * Owns: the public API of src/blocking/blocking.c. A worker never waits in the kernel for these
  * calls: the call runs on a pool thread (a plain kernel thread, not a worker), and the uthread
  * waits like any other blocked uthread, so the other uthreads of its worker keep running (the
  * file reads first ask the page cache with a read that cannot wait, on the worker).

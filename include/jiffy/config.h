@@ -2,11 +2,11 @@
  * jiffy/config.h - the one configuration struct of the runtime.
  *
  * Owns: struct jf_config, its defaults, and the JIFFY_* environment overrides. Every knob of the
- * runtime lives here and is parsed in one place (src/core/config.c); an invalid value is rejected
- * with a message that names the variable and the value, never ignored. A policy's parameters are
- * the policy's own (declared in its ops table: struct jf_policy_param in jiffy/policy.h); a
- * struct jf_config only holds the values set for them, by name (jf_config_set_param(),
- * JIFFY_<POLICY>_<NAME>).
+ * runtime lives here and is parsed in one place (src/runtime/config.c); an invalid value is
+ * rejected with a message that names the variable and the value, never ignored. A policy's
+ * parameters are the policy's own (declared in its ops table: struct jf_policy_param in
+ * jiffy/policy.h); a struct jf_config only holds the values set for them, by name
+ * (jf_config_set_param(), JIFFY_<POLICY>_<NAME>).
  */
 #ifndef JIFFY_CONFIG_H
 #define JIFFY_CONFIG_H

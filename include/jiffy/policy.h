@@ -1,7 +1,7 @@
 /*
  * jiffy/policy.h - the scheduling-policy interface.
  *
- * Owns: the contract between the runtime (src/core) and a scheduling policy (src/sched), after
+ * Owns: the contract between the runtime (src/runtime) and a scheduling policy (src/sched), after
  * Skyloft's scheduling operations and Linux's sched_class. A policy is data-structure logic only:
  * the worker index and the current time are passed in; a policy makes no system call, reads no
  * clock, never sleeps and never switches stacks. That is what lets sim/ run the very same file

@@ -1,7 +1,7 @@
 /*
  * errf.h - refusing input with a reason: a message into the caller's buffer and -EINVAL.
  *
- * Owns: jf_errf(), shared by the configuration parser of the runtime (src/core/config.c) and the
+ * Owns: jf_errf(), shared by the configuration parser of the runtime (src/runtime/config.c) and the
  * simulator's parsers and checks (sim/dist.c, costs.c, sim.c), which report what is wrong with
  * a value, a distribution or a cost model as text.
  */

@@ -1,7 +1,7 @@
 /*
  * parse.h - the strict number and yes/no parsers every JIFFY_* setting goes through.
  *
- * Owns: jf_parse_u64() and jf_parse_bool(), shared by the runtime's configuration (src/core/
+ * Owns: jf_parse_u64() and jf_parse_bool(), shared by the runtime's configuration (src/runtime/
  * config.c) and the policies' parameter tables (src/sched/params.c), so that a setting and a
  * policy parameter accept exactly the same spellings. No allocation, no locale beyond the C one.
  */

@@ -5,12 +5,13 @@
  * promises around those calls: the time an op is given, the JF_POLICY_NEEDS_TIME stamps of
  * struct jf_task (runnable_ns, started_ns, ran_ns, and last_worker), the order of pick_next and
  * balance, enqueue_pick or its two-call equivalent, the slice fallback and the tick decision.
- * Three callers drive policies and all three go through here: the runtime (src/core/thread.c,
- * src/core/runtime.c, src/preempt/), the conformance harness (tests/sched/policy_harness.h) and
- * the simulator (sim/engine.c). They used to do it each their own way and drifted (the harness
- * gave real times to policies that had not asked for them; the runtime asked tick() without
- * has_work() first); a rule written once here cannot drift. Not installed: internal to Jiffy,
- * and linked into the tests and the simulator through the static library.
+ * Three callers drive policies and all three go through here: the runtime (src/runtime/thread.c,
+ * src/runtime/runtime.c, src/runtime/preempt/), the conformance harness
+ * (tests/sched/policy_harness.h) and the simulator (sim/engine.c). They used to do it each their
+ * own way and drifted (the harness gave real times to policies that had not asked for them; the
+ * runtime asked tick() without has_work() first); a rule written once here cannot drift. Not
+ * installed: internal to Jiffy, and linked into the tests and the simulator through the static
+ * library.
  *
  * What the driver does not know: clocks, workers, threads, locks. A caller passes its own idea
  * of "now" (the runtime's clock, or virtual time) and the worker index; the driver decides what

@@ -2,7 +2,7 @@
  * params.c - the policies' parameter tables (struct jf_policy_param): checking a table, the
  * defaults, reading a value from its written form and writing it back.
  *
- * Owns: the one parser of policy parameters. The environment (src/core/config.c), the
+ * Owns: the one parser of policy parameters. The environment (src/runtime/config.c), the
  * configuration API (jf_config_set_param), jiffy-sim's --param and the tests all go through
  * jf_policy_param_parse(), so a value means the same everywhere and is range-checked once.
  * A policy declares its parameters in its ops table and reads params->value[i] at init: it never

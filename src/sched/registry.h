@@ -3,7 +3,7 @@
  * the rest of the library beyond the public jiffy/policy.h: walking every known policy, checking
  * a parameter table or a value, and the prefix of a policy's environment variables.
  *
- * Owns: these declarations, once (src/core/config.c and src/core/runtime.c use them), and the
+ * Owns: these declarations, once (src/runtime/config.c and src/runtime/runtime.c use them), and the
  * built-in policies' tables, declared where each policy file and policy.c see the same line.
  */
 #ifndef JIFFY_SCHED_REGISTRY_H

@@ -55,12 +55,7 @@ static int wait_in_runtime(jf_barrier_t *b)
 
 int jf_barrier_wait(jf_barrier_t *b)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = wait_in_runtime(b);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(wait_in_runtime(b));
 }
 
 int jf_barrier_destroy(jf_barrier_t *b)

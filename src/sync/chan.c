@@ -569,12 +569,8 @@ static int chan_try(jf_chan_t *c, int op, void *elem)
 
 int jf_chan_send(jf_chan_t *c, const void *elem)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = chan_op(c, JF_CHAN_OP_SEND, (void *)(uintptr_t)elem, UINT64_MAX, "jf_chan_send");
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(
+		chan_op(c, JF_CHAN_OP_SEND, (void *)(uintptr_t)elem, UINT64_MAX, "jf_chan_send"));
 }
 
 int jf_chan_send_until(jf_chan_t *c, const void *elem, uint64_t deadline_ns)
@@ -591,60 +587,31 @@ int jf_chan_send_until(jf_chan_t *c, const void *elem, uint64_t deadline_ns)
 
 int jf_chan_trysend(jf_chan_t *c, const void *elem)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = chan_try(c, JF_CHAN_OP_SEND, (void *)(uintptr_t)elem);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(chan_try(c, JF_CHAN_OP_SEND, (void *)(uintptr_t)elem));
 }
 
 int jf_chan_recv(jf_chan_t *c, void *elem)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = chan_op(c, JF_CHAN_OP_RECV, elem, UINT64_MAX, "jf_chan_recv");
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(chan_op(c, JF_CHAN_OP_RECV, elem, UINT64_MAX, "jf_chan_recv"));
 }
 
 int jf_chan_recv_until(jf_chan_t *c, void *elem, uint64_t deadline_ns)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = chan_op(c, JF_CHAN_OP_RECV, elem, deadline_ns ? deadline_ns : 1, "jf_chan_recv_until");
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(
+		chan_op(c, JF_CHAN_OP_RECV, elem, deadline_ns ? deadline_ns : 1, "jf_chan_recv_until"));
 }
 
 int jf_chan_tryrecv(jf_chan_t *c, void *elem)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = chan_try(c, JF_CHAN_OP_RECV, elem);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(chan_try(c, JF_CHAN_OP_RECV, elem));
 }
 
 int jf_chan_close(jf_chan_t *c)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_chan_close_in_runtime(c);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_chan_close_in_runtime(c));
 }
 
 int jf_chan_select(struct jf_chan_op *ops, size_t nops, uint64_t deadline_ns)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = chan_select(ops, nops, deadline_ns);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(chan_select(ops, nops, deadline_ns));
 }

@@ -72,29 +72,17 @@ static void jf_cond_broadcast_in_runtime(jf_cond_t *c)
 
 int jf_cond_wait(jf_cond_t *c, jf_mutex_t *m)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_cond_wait_in_runtime(c, m);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_cond_wait_in_runtime(c, m));
 }
 
 int jf_cond_timedwait(jf_cond_t *c, jf_mutex_t *m, uint64_t deadline_ns)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_cond_timedwait_in_runtime(c, m, deadline_ns);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_cond_timedwait_in_runtime(c, m, deadline_ns));
 }
 
 void jf_cond_signal(jf_cond_t *c)
 {
-	JF_RUNTIME_ENTER();
-	jf_cond_signal_in_runtime(c);
-	JF_RUNTIME_LEAVE();
+	JF_IN_RUNTIME_DO(jf_cond_signal_in_runtime(c));
 }
 
 int jf_cond_destroy(jf_cond_t *c)
@@ -104,7 +92,5 @@ int jf_cond_destroy(jf_cond_t *c)
 
 void jf_cond_broadcast(jf_cond_t *c)
 {
-	JF_RUNTIME_ENTER();
-	jf_cond_broadcast_in_runtime(c);
-	JF_RUNTIME_LEAVE();
+	JF_IN_RUNTIME_DO(jf_cond_broadcast_in_runtime(c));
 }

@@ -5,14 +5,14 @@
  * preemption deferred because of it. A uthread preempted while it holds a lock makes every
  * waiter wait a quantum or more (Aspen-Go disables preemption inside Lock() for this reason);
  * here a quantum's preemption of a holder is deferred for up to jf_config.lock_defer_ns
- * (decide_and_preempt -> lock_holder_defer, src/preempt/preempt.c), and the release of its
+ * (decide_and_preempt -> lock_holder_defer, src/runtime/preempt/preempt.c), and the release of its
  * last lock takes it at once. Called inside the runtime (JF_RUNTIME_ENTER), so the uthread is
  * not moved while it runs.
  */
 #ifndef JIFFY_SYNC_HOLDER_H
 #define JIFFY_SYNC_HOLDER_H
 
-#include "../core/runtime.h"
+#include "../runtime/runtime.h"
 
 static inline void holder_acquired(struct jf_thread *cur)
 {

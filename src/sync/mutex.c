@@ -321,39 +321,22 @@ static int jf_mutex_unlock_in_runtime(jf_mutex_t *m)
 
 void jf_mutex_lock(jf_mutex_t *m)
 {
-	JF_RUNTIME_ENTER();
-	(void)lock_common(m, UINT64_MAX, false, "jf_mutex_lock");
-	JF_RUNTIME_LEAVE();
+	JF_IN_RUNTIME_DO((void)lock_common(m, UINT64_MAX, false, "jf_mutex_lock"));
 }
 
 int jf_mutex_lock_until(jf_mutex_t *m, uint64_t deadline_ns)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = lock_common(m, deadline_ns, true, "jf_mutex_lock_until");
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(lock_common(m, deadline_ns, true, "jf_mutex_lock_until"));
 }
 
 int jf_mutex_trylock(jf_mutex_t *m)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_mutex_trylock_in_runtime(m);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_mutex_trylock_in_runtime(m));
 }
 
 int jf_mutex_unlock(jf_mutex_t *m)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_mutex_unlock_in_runtime(m);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_mutex_unlock_in_runtime(m));
 }
 
 int jf_mutex_destroy(jf_mutex_t *m)

@@ -297,22 +297,12 @@ int jf_rwlock_wrlock(jf_rwlock_t *rw)
 
 int jf_rwlock_rdlock_until(jf_rwlock_t *rw, uint64_t deadline_ns)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = rdlock_common(rw, deadline_ns);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(rdlock_common(rw, deadline_ns));
 }
 
 int jf_rwlock_wrlock_until(jf_rwlock_t *rw, uint64_t deadline_ns)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = wrlock_common(rw, deadline_ns);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(wrlock_common(rw, deadline_ns));
 }
 
 int jf_rwlock_tryrdlock(jf_rwlock_t *rw)
@@ -353,12 +343,7 @@ int jf_rwlock_trywrlock(jf_rwlock_t *rw)
 
 int jf_rwlock_unlock(jf_rwlock_t *rw)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = unlock_in_runtime(rw);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(unlock_in_runtime(rw));
 }
 
 int jf_rwlock_destroy(jf_rwlock_t *rw)

@@ -130,12 +130,7 @@ int jf_sem_wait(jf_sem_t *s)
 
 int jf_sem_wait_until(jf_sem_t *s, uint64_t deadline_ns)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = wait_common(s, deadline_ns);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(wait_common(s, deadline_ns));
 }
 
 int jf_sem_trywait(jf_sem_t *s)
@@ -145,12 +140,7 @@ int jf_sem_trywait(jf_sem_t *s)
 
 int jf_sem_post(jf_sem_t *s)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = post_in_runtime(s);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(post_in_runtime(s));
 }
 
 uint64_t jf_sem_value(jf_sem_t *s)

@@ -66,12 +66,7 @@ static int jf_waitgroup_wait_in_runtime(jf_waitgroup_t *wg, uint64_t deadline)
 
 int jf_waitgroup_add(jf_waitgroup_t *wg, int64_t n)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_waitgroup_add_in_runtime(wg, n);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_waitgroup_add_in_runtime(wg, n));
 }
 
 int jf_waitgroup_wait(jf_waitgroup_t *wg)
@@ -81,12 +76,7 @@ int jf_waitgroup_wait(jf_waitgroup_t *wg)
 
 int jf_waitgroup_wait_until(jf_waitgroup_t *wg, uint64_t deadline_ns)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_waitgroup_wait_in_runtime(wg, deadline_ns);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_waitgroup_wait_in_runtime(wg, deadline_ns));
 }
 
 int jf_waitgroup_destroy(jf_waitgroup_t *wg)

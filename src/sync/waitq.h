@@ -12,7 +12,7 @@
 
 #include <jiffy/sync.h>
 
-#include "../core/runtime.h"
+#include "../runtime/runtime.h"
 
 static inline void waitq_push(struct jf_waitq *q, const uint32_t *lock, struct jf_thread *t)
 {

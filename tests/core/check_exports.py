@@ -4,7 +4,7 @@ core.exports).
 
 Owns: the comparison of the shared library's dynamic symbol table (nm -D --defined-only) with
 what the public headers declare JF_API (include/jiffy/export.h): every exported symbol must be a
-JF_API declaration, or one of the pthread functions the shim interposes (src/core/pthread_shim.c),
+JF_API declaration, or one of the pthread functions the shim interposes (src/shim/pthread_shim.c),
 or a symbol the linker itself defines; and every JF_API declaration must be exported. Prints both
 lists' sizes, and each offending name.
 

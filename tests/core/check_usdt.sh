@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check_usdt.sh - the runtime's USDT probes (src/core/probes.h) are in the library and fire:
+# check_usdt.sh - the runtime's USDT probes (src/runtime/probes.h) are in the library and fire:
 #  - readelf lists the provider "jiffy" with each of spawn, switch, block, wake, preempt, steal
 #    and exit in libjiffy.so's .note.stapsdt;
 #  - bpftrace attached to a real run (test_core_introspect's schedtrace subject, which spawns,

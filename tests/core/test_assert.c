@@ -42,6 +42,17 @@ static int run_child(void (*fn)(void), char *err, size_t errlen)
 	return status;
 }
 
+/* The child must have died of SIGABRT; say how it ended and what it printed where not. */
+static void expect_abort(const char *what, int st, const char *err)
+{
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT)
+		return;
+	fprintf(stderr, "core.assert: %s: child %s %d, expected SIGABRT; its stderr:\n%s\n", what,
+		WIFSIGNALED(st) ? "died of signal" : "exited with",
+		WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), err);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+}
+
 static volatile int broken = 1;
 
 static void bug_on(void)
@@ -86,14 +97,14 @@ int main(void)
 	int st;
 
 	st = run_child(bug_on, err, sizeof(err));
-	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+	expect_abort("JF_BUG_ON", st, err);
 	CHECK_STR_CONTAINS(err, "JF_BUG_ON failed at");
 	CHECK_STR_CONTAINS(err, "test_assert.c:");
 	CHECK_STR_CONTAINS(err, "broken: the widget count is 42");
 
 	st = run_child(assert_fails, err, sizeof(err));
 	if (JF_ASSERTS) {
-		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+		expect_abort("JF_ASSERT", st, err);
 		CHECK_STR_CONTAINS(err, "JF_ASSERT failed at");
 		CHECK_STR_CONTAINS(err, "!broken: state 1 -> 3");
 	} else {
@@ -103,7 +114,7 @@ int main(void)
 
 	st = run_child(switch_holding_lock, err, sizeof(err));
 	if (JF_ASSERTS) {
-		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+		expect_abort("switch holding a spinlock", st, err);
 		CHECK_STR_CONTAINS(err, "reschedules holding 1 runtime spinlock(s)");
 	} else {
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);

@@ -153,6 +153,7 @@ static void *main_fn(void *arg)
 		if ((uint64_t)(uintptr_t)took >= HANG_NS) {
 			fprintf(stderr, "round %d: the sleeper's timer did not fire while worker 0 was "
 					"busy (%.1f s): it was lost\n", r, (double)(uintptr_t)took / 1e9);
+			jf_stats_print(stderr); /* each worker's parks, unparks and timers */
 			CHECK(!"a timer on a busy worker fired");
 		}
 		if ((uint64_t)(uintptr_t)took > worst)

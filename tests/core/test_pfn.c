@@ -14,7 +14,7 @@
  *
  * No timing is asserted: a stop must eventually happen, and what resumes must be exact. Under
  * ThreadSanitizer (which cannot follow a stack switch in a signal handler) budgets are enforced at
- * safepoints only (src/core/pfn.c), so the loops here call jf_safepoint() there.
+ * safepoints only (src/runtime/pfn.c), so the loops here call jf_safepoint() there.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -367,7 +367,7 @@ static void *hammer(void *arg)
 		char *q = jf_pfn_alloc(32); /* the arena: freed with the launch */
 		CHECK(q != NULL);
 		if (TSAN)
-			jf_safepoint(); /* no budget signal under TSan (src/core/pfn.c) */
+			jf_safepoint(); /* no budget signal under TSan (src/runtime/pfn.c) */
 	}
 	return NULL;
 }

@@ -14,7 +14,7 @@
  * sigreturn restores the thread pointer (FS base) saved when the signal was delivered, so a
  * uthread preempted on one worker and resumed on another would go on with the first worker's
  * thread-local state (docs/debugging.md). Without the stack registration in
- * src/core/stack.c memcheck takes a switch between two uthread stacks for a huge frame pushed or
+ * src/runtime/stack.c memcheck takes a switch between two uthread stacks for a huge frame pushed or
  * popped and reports reads of the other uthreads' memory as invalid. The program checks its own
  * results as well, so it is also a plain test outside Valgrind.
  */

@@ -1,6 +1,6 @@
 /*
  * tests/preempt/test_pthread_lock.c - a uthread preempted inside a pthread lock's critical
- * section must not deadlock its worker (issue 14 §3; src/core/pthread_shim.c).
+ * section must not deadlock its worker (issue 14 §3; src/shim/pthread_shim.c).
  *
  * Owns: the scenario, on ONE worker, for each lock kind the shim covers (mutex, rwlock as writer,
  * spin lock) and each mechanism: uthread A takes the lock and works for ~30 ms inside it,

@@ -5,11 +5,11 @@
 # and `jiffy workers`, and the unwinder that lets gdb walk the stack of a uthread that is switched
 # out. docs/debugging.md says how to load it and what the output means.
 #
-# Where things are (src/core/runtime.h, the model comment at its top):
+# Where things are (src/runtime/runtime.h, the model comment at its top):
 #   - jf_rt (struct runtime *) is the runtime; NULL when none runs.
-#   - Every mapped uthread stack is on the list rt->reg_head, linked by reg_next (src/core/stack.c),
-#     including cached stacks waiting for reuse (vstate UV_FREE, or in a worker's stack_cache / the
-#     shared pool): those are not uthreads and are skipped.
+#   - Every mapped uthread stack is on the list rt->reg_head, linked by reg_next
+#     (src/runtime/stack.c), including cached stacks waiting for reuse (vstate UV_FREE, or in a
+#     worker's stack_cache / the shared pool): those are not uthreads and are skipped.
 #   - A uthread's visible state: vstate (enum uthread_vstate), off_reason (enum
 #     jf_enqueue_reason, why it is runnable), wait_on/wait_obj (what it is blocked on), state_ns
 #     (jf_now_ns() when vstate last changed).
@@ -36,7 +36,7 @@ import time
 import gdb
 import gdb.unwinder
 
-# enum uthread_vstate (src/core/runtime.h), used when the debug info lacks the enum type (it does
+# enum uthread_vstate (src/runtime/runtime.h), used when the debug info lacks the enum type (it does
 # when no variable has that type; the field is a uint8_t). Keep in sync.
 _VSTATE_FALLBACK = {0: "runnable", 1: "running", 2: "blocked", 3: "exited", 4: "free"}
 _UV_RUNNABLE, _UV_RUNNING, _UV_BLOCKED, _UV_EXITED, _UV_FREE = 0, 1, 2, 3, 4

@@ -2,11 +2,11 @@
  * tools/model/park.pml - a Promela model of how idle workers park and are woken, checked by the
  * SPIN model checker (tools/model/check.sh; CTest model.park; make model).
  *
- * Owns: the model of src/core/runtime.c worker_park(), src/core/thread.c jf_worker_kick() (as
- * after_enqueue() calls it), src/core/timer.c timer_armed_kick() and src/net/netpoll.c's parked
- * poller (jf_netpoll_park/jf_netpoll_break), and the property they must keep: when nothing more
- * can happen, no work waits on a sleeping worker and every timer has fired (the watchdog below,
- * which SPIN runs only when every other process is blocked: "timeout").
+ * Owns: the model of src/runtime/runtime.c worker_park(), src/runtime/thread.c jf_worker_kick() (as
+ * after_enqueue() calls it), src/runtime/timer.c timer_armed_kick() and src/runtime/net/netpoll.c's
+ * parked poller (jf_netpoll_park/jf_netpoll_break), and the property they must keep: when nothing
+ * more can happen, no work waits on a sleeping worker and every timer has fired (the watchdog
+ * below, which SPIN runs only when every other process is blocked: "timeout").
  *
  * Memory model. SPIN interleaves statements under sequential consistency. The code this models
  * orders each handshake's store and load with a full fence on both sides (a seq_cst RMW or
@@ -229,8 +229,8 @@ fire:
 		park_state[i] = RUNNING;
 		nr_parked--;
 		/* the deadline passed: worker_idle() fires every due timer; what it wakes is queued
-		 * on this worker (the sleeper's worker may be the busy one: then the busy worker runs
-		 * it later, which this model does not need to show) */
+		 * on this worker (the sleeper's worker may be the busy one: then the busy worker
+		 * runs it later, which this model does not need to show) */
 		atomic {
 			if
 			:: timers > 0 -> timers--

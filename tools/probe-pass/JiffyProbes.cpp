@@ -14,7 +14,7 @@
  *                                            inside jf_preempt_disable()), sets the next count
  * The count keeps the TSC off the armed path: while work waits, an rdtsc at every iteration of
  * a tight loop made it 4.5-7x slower; the runtime now reads it a few times per quantum
- * (jf__probe_armed in src/preempt/preempt.c).
+ * (jf__probe_armed in src/runtime/preempt/preempt.c).
  * Invariant 1: the TLS address is recomputed by every probe (the asm is volatile and clobbers
  * rax), never cached across a call: a uthread can resume on another kernel thread after any
  * call, and a cached %fs-relative address would read the old worker's word.

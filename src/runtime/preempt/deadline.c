@@ -30,8 +30,8 @@
  *   kick     (wakeup preemption): lower the word to 1, due at once.
  * Receivers re-check everything (jf_preempt_request), so an early or stale due time costs a
  * skipped request, never a wrong preemption. "auto" (auto.c) arms exactly so, through the same
- * functions (jf_deadline_arm, jf_deadline_notify, jf_deadline_lower: src/preempt/preempt.h), and
- * adds its timer where the word is stored.
+ * functions (jf_deadline_arm, jf_deadline_notify, jf_deadline_lower:
+ * src/runtime/preempt/preempt.h), and adds its timer where the word is stored.
  *
  * Limits: preemption happens only where the code calls jf_safepoint() (a loop without one runs to
  * completion, as under "safepoint"); the TSC must be the runtime's clock (invariant TSC, not
@@ -44,7 +44,7 @@
 #include <stdio.h>
 #include <x86intrin.h>
 
-#include "../core/runtime.h"
+#include "../runtime.h"
 #include "preempt.h"
 #include "../net/netpoll.h"
 #include "deadline_arm.h"

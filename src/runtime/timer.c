@@ -328,10 +328,5 @@ int jf_sleep_ns(uint64_t ns)
 
 int jf_sleep_until(uint64_t deadline_ns)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_sleep_until_in_runtime(deadline_ns);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_sleep_until_in_runtime(deadline_ns));
 }

@@ -44,7 +44,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "../core/runtime.h"
+#include "../runtime.h"
 #include "deadline_arm.h"
 #include "preempt.h"
 #include "../net/netpoll.h"

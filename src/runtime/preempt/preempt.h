@@ -138,6 +138,25 @@ static inline void jf_pcount_set(int32_t v)
 #define JF_RUNTIME_ENTER() jf_preempt_disable()
 #define JF_RUNTIME_LEAVE() jf_preempt_enable()
 
+/*
+ * The public entry's shape, written once: evaluate @expr (a call of the entry's _in_runtime
+ * half, which answers -EPERM itself outside a uthread) inside the runtime and give its value;
+ * JF_IN_RUNTIME_DO() for a statement. The same code as the three lines by hand.
+ */
+#define JF_IN_RUNTIME(expr)                                                                        \
+	__extension__({                                                                            \
+		JF_RUNTIME_ENTER();                                                                \
+		__typeof__(expr) jf__in_runtime_r = (expr);                                        \
+		JF_RUNTIME_LEAVE();                                                                \
+		jf__in_runtime_r;                                                                  \
+	})
+#define JF_IN_RUNTIME_DO(stmt)                                                                     \
+	do {                                                                                       \
+		JF_RUNTIME_ENTER();                                                                \
+		stmt;                                                                              \
+		JF_RUNTIME_LEAVE();                                                                \
+	} while (0)
+
 /* Runtime lifecycle (runtime.c). */
 int jf_preempt_setup(struct runtime *rt, char *err, size_t errlen);
 void jf_preempt_teardown(struct runtime *rt);

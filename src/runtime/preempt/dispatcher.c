@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/runtime.h"
+#include "../runtime.h"
 #include "preempt.h"
 #include "../net/netpoll.h"
 

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/runtime.h"
+#include "../runtime.h"
 #include "preempt.h"
 #include "../net/netpoll.h"
 

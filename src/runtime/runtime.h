@@ -1,6 +1,6 @@
 /*
  * runtime.h - internal state of the runtime: uthreads, workers, the runtime singleton, and the
- * scheduling entry points that src/sync and src/core share.
+ * scheduling entry points its clients (src/sync, src/blocking, src/local, src/shim) share.
  *
  * Model (read this before changing anything below):
  *  - A worker is a kernel thread. It runs uthreads by switching stacks directly from one uthread
@@ -34,7 +34,7 @@
 
 #include "../common/assert.h"
 #include "../common/spinlock.h"
-#include "../preempt/preempt.h"
+#include "preempt/preempt.h"
 #include "../sched/driver.h"
 #include "context.h"
 #include "pfn.h"
@@ -156,7 +156,7 @@ struct timer_heap {
 enum worker_park_state {
 	WK_RUNNING = 0,
 	WK_PARKED = 1,      /* on its futex */
-	WK_PARKED_POLL = 2, /* in epoll, the netpoller's one parked poller (src/net) */
+	WK_PARKED_POLL = 2, /* in epoll, the netpoller's one parked poller (src/runtime/net) */
 };
 
 struct worker {
@@ -198,7 +198,7 @@ struct worker {
 	void *pthread_stack_lo; /* for sanitizer fiber annotations */
 	size_t pthread_stack_size;
 
-	/* Preemption (src/preempt). run_start_ns/run_seq are read by the timer thread. */
+	/* Preemption (src/runtime/preempt). run_start_ns/run_seq are read by the timer thread. */
 	pid_t tid;
 	struct jf__preempt_tls *ptls; /* this worker's jf__preempt (the flag is raised through it) */
 	uint64_t run_start_ns;        /* when the running uthread started; 0 in the loop;
@@ -212,7 +212,7 @@ struct worker {
 	sigset_t sigmask;             /* the worker's signal mask (rewritten into signal frames) */
 	uint64_t retry_seq, retry_ns; /* deferred-request backoff: the run it is for, next delay */
 	/* The running mechanism's own per-worker state, laid out by its file (posix_timer.c for
-	 * "timer" and "auto", uintr.c): JF_MECH_STATE() in src/preempt/preempt.h. */
+	 * "timer" and "auto", uintr.c): JF_MECH_STATE() in src/runtime/preempt/preempt.h. */
 	_Alignas(8) unsigned char mech_state[JF_MECH_STATE_SIZE];
 
 	/* Budgets of preemptible functions (pfn.c): the running uthread's innermost deadline
@@ -262,13 +262,13 @@ struct runtime {
 	_Atomic int nr_parked;
 	_Atomic int nr_spinning;
 
-	/* Preemption (src/preempt). */
+	/* Preemption (src/runtime/preempt). */
 	const struct jf_preempt_mech *mech;
 	/* mech->on_switch, or on_run where it has none: what prepare_run() calls (one load) */
 	void (*mech_on_switch)(struct worker *w, uint64_t now);
 	/* mech->on_work while preempting, else NULL: what after_enqueue() calls (one load) */
 	void (*mech_on_work)(struct worker *self, struct worker *target);
-	/* The word's mechanisms at a switch, inline (word_switch() in src/preempt/deadline_arm.h):
+	/* The word's mechanisms at a switch, inline (word_switch() in preempt/deadline_arm.h):
 	 * JF_WORD_CALL: call mech_on_switch; JF_WORD_PLAIN: publish the due time (deadline);
 	 * JF_WORD_TIMER: that, when the backstop timer fits the run (due - the worker's
 	 * word_timer_lo <= word_window_ns: auto.c's expiry_record()), else mech_on_switch (auto). */

@@ -24,7 +24,7 @@
 
 #include "../common/errf.h"
 #include "../common/parse.h"
-#include "../preempt/preempt.h"
+#include "preempt/preempt.h"
 #include "../sched/registry.h"
 #include "runtime.h"
 

@@ -24,7 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../core/runtime.h"
+#include "../runtime.h"
 #include "preempt.h"
 
 #define SYS_uintr_register_handler 471

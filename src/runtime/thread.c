@@ -19,8 +19,8 @@
 #include "fiber.h"
 #include "runtime.h"
 #include "../common/zero.h"
-#include "../net/netpoll.h"
-#include "../preempt/deadline_arm.h"
+#include "net/netpoll.h"
+#include "preempt/deadline_arm.h"
 
 __thread struct worker *jf_tls_worker __attribute__((tls_model("initial-exec")));
 
@@ -1044,69 +1044,38 @@ int jf_thread_set_sched_attr(jf_thread_t *t, const struct jf_sched_attr *attr)
 
 int jf_spawn(jf_thread_t **out, const struct jf_attr *attr, jf_thread_fn fn, void *arg)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_spawn_in_runtime(out, attr, fn, arg);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_spawn_in_runtime(out, attr, fn, arg));
 }
 
 void jf_yield(void)
 {
-	JF_RUNTIME_ENTER();
-	jf_yield_in_runtime();
-	JF_RUNTIME_LEAVE();
+	JF_IN_RUNTIME_DO(jf_yield_in_runtime());
 }
 
 int jf_join(jf_thread_t *t, void **retval)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_join_in_runtime(t, retval, UINT64_MAX);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_join_in_runtime(t, retval, UINT64_MAX));
 }
 
 int jf_join_timeout(jf_thread_t *t, void **retval, uint64_t timeout_ns)
 {
 	uint64_t now = jf_now_ns();
-	int r;
+	uint64_t deadline = timeout_ns >= UINT64_MAX - now ? UINT64_MAX - 1 : now + timeout_ns;
 
-	JF_RUNTIME_ENTER();
-	r = jf_join_in_runtime(t, retval,
-			       timeout_ns >= UINT64_MAX - now ? UINT64_MAX - 1 : now + timeout_ns);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_join_in_runtime(t, retval, deadline));
 }
 
 int jf_detach(jf_thread_t *t)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_detach_in_runtime(t);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_detach_in_runtime(t));
 }
 
 jf_thread_t *jf_self(void)
 {
-	jf_thread_t *r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_self_in_runtime();
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_self_in_runtime());
 }
 
 int jf_worker_id(void)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = jf_worker_id_in_runtime();
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(jf_worker_id_in_runtime());
 }

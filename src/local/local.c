@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "../runtime/runtime.h"
 
 __thread void **jf_local_cur __attribute__((tls_model("initial-exec")));
 long jf__local_tp_offset;

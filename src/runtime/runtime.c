@@ -2,7 +2,7 @@
  * runtime.c - starting and stopping the runtime, and the worker scheduler loop.
  *
  * Owns: jf_run(), the worker kernel threads, the idle path (spin, then park on a futex, or in
- * epoll for the netpoller while uthreads wait on descriptors: src/net/netpoll.c), and
+ * epoll for the netpoller while uthreads wait on descriptors: src/runtime/net/netpoll.c), and
  * shutdown. A worker's pthread stack runs worker_loop() only when no uthread can run directly
  * (see runtime.h). Parking protocol: a worker publishes WK_PARKED, issues a full fence and checks
  * for work once more before sleeping; jf_sched_make_runnable() fences after enqueueing and then
@@ -29,7 +29,7 @@
 #else
 #define JF_RUNNING_ON_VALGRIND 0
 #endif
-#include "../net/netpoll.h"
+#include "net/netpoll.h"
 
 struct runtime *jf_rt;
 

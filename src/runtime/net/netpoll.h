@@ -47,9 +47,9 @@ static inline bool jf_netpoll_wants_busy_poll(void)
  * A busy worker entered the runtime for a preemption request: should it look at the descriptors
  * (when due)? When busy polling is wanted, or when the interrupt thread kicked it to look
  * (jf__netpoll_irq_req). Not merely because uthreads wait: deadline and auto enter once per run
- * whatever waits (src/preempt/deadline_arm.h), and a look there whenever descriptors are waited
- * on made every busy worker a poller beside the interrupt thread (net.netirq: 0 irq polls in a
- * run where the worker's own looks won every race).
+ * whatever waits (src/runtime/preempt/deadline_arm.h), and a look there whenever descriptors are
+ * waited on made every busy worker a poller beside the interrupt thread (net.netirq: 0 irq polls in
+ * a run where the worker's own looks won every race).
  */
 static inline bool jf_netpoll_wants_look(void)
 {
@@ -88,7 +88,7 @@ void jf_netpoll_irq_stop(void);
 void jf_netpoll_runtime_exit(void);
 
 /*
- * Remote wakes: a uthread woken by a thread that is not a worker (src/core/blocking.c's pool
+ * Remote wakes: a uthread woken by a thread that is not a worker (src/blocking/blocking.c's pool
  * threads), through the same pending list and eventfd as jf_close()'s off-worker wakes. The
  * node lives with the waiter (e.g. on its stack); the waker must not touch it after the call.
  */

@@ -41,8 +41,8 @@
 
 #include <jiffy/preempt.h>
 
-#include "runtime.h"
-#include "../preempt/preempt.h"
+#include "../runtime/runtime.h"
+#include "../runtime/preempt/preempt.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define JF_SHIM 0

@@ -47,8 +47,8 @@
 #include <jiffy/blocking.h>
 
 #include "../common/dlist.h"
-#include "../net/netpoll.h"
-#include "runtime.h"
+#include "../runtime/net/netpoll.h"
+#include "../runtime/runtime.h"
 
 enum bjob_state {
 	BJ_WAITROOM = 0,

@@ -405,12 +405,7 @@ static int launch_in_runtime(jf_thread_fn fn, void *arg, uint64_t budget_ns, voi
 int jf_pfn_launch(jf_thread_fn fn, void *arg, uint64_t budget_ns, void **retval,
 		  jf_pfn_t **cont)
 {
-	int r;
-
-	JF_RUNTIME_ENTER();
-	r = launch_in_runtime(fn, arg, budget_ns, retval, cont);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return JF_IN_RUNTIME(launch_in_runtime(fn, arg, budget_ns, retval, cont));
 }
 
 /* Take @p from stopped to running (one claimer wins). */

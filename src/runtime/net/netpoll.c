@@ -43,7 +43,7 @@
 
 #include <jiffy/net.h>
 
-#include "../core/runtime.h"
+#include "../runtime.h"
 #include "netpoll.h"
 
 enum { DIR_RD = 0, DIR_WR = 1 };

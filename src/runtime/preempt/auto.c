@@ -68,7 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/runtime.h"
+#include "../runtime.h"
 #include "deadline_arm.h"
 #include "preempt.h"
 

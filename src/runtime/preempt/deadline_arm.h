@@ -12,7 +12,7 @@
 
 #include <x86intrin.h>
 
-#include "../core/runtime.h"
+#include "../runtime.h"
 #include "../net/netpoll.h"
 #include "preempt.h"
 
