@@ -131,7 +131,7 @@ int jf_dump_threads(FILE *out)
 			snprintf(where, sizeof(where), "queued: %s",
 				 reason_name(JF_VIEW_GET(t, off_reason)));
 		else if (v == UV_RUNNING && w)
-			snprintf(where, sizeof(where), "on worker %d (tid %d)", wid, (int)w->tid);
+			snprintf(where, sizeof(where), "on worker %d (tid %d)", wid, (int)w->pre.tid);
 		else
 			where[0] = '\0';
 		if (jf_thread_pinned(t) >= 0) { /* jiffy/local.h */
@@ -248,7 +248,7 @@ __attribute__((no_sanitize_address)) void jf_crash_report(int sig, const siginfo
 		put_str(buf, sizeof(buf), &len, ", on worker ");
 		put_u64(buf, sizeof(buf), &len, (uint64_t)w->id);
 		put_str(buf, sizeof(buf), &len, " (tid ");
-		put_u64(buf, sizeof(buf), &len, (uint64_t)w->tid);
+		put_u64(buf, sizeof(buf), &len, (uint64_t)w->pre.tid);
 		put_str(buf, sizeof(buf), &len, ")");
 		if (cur) {
 			put_str(buf, sizeof(buf), &len, " running uthread ");
@@ -326,14 +326,14 @@ static void stall_handler(int sig, siginfo_t *si, void *ucv)
 	(void)sig;
 	(void)si;
 	if (!rt || !w || !(t = w->cur) ||
-	    __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED) !=
+	    __atomic_load_n(&w->pre.run_seq, __ATOMIC_RELAXED) !=
 		    __atomic_load_n(&w->stall_seq, __ATOMIC_RELAXED))
 		goto out; /* that run ended before the signal came */
 	now = jf_now_ns();
 	if (t->stall_ns && now - t->stall_ns < STALL_REPORT_EVERY_NS)
 		goto out;
 	t->stall_ns = now;
-	ran = now - __atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED);
+	ran = now - __atomic_load_n(&w->pre.run_start_ns, __ATOMIC_RELAXED);
 	pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 
 	put_str(buf, sizeof(buf), &len, "jiffy: stall: uthread ");
@@ -398,17 +398,17 @@ static void stall_scan(struct runtime *rt, struct monitor *m, uint64_t now)
 		return;
 	for (int i = 0; i < rt->nworkers; i++) {
 		struct worker *w = &rt->workers[i];
-		uint64_t seq = __atomic_load_n(&w->run_seq, __ATOMIC_ACQUIRE);
-		uint64_t start = __atomic_load_n(&w->run_start_ns, __ATOMIC_ACQUIRE);
+		uint64_t seq = __atomic_load_n(&w->pre.run_seq, __ATOMIC_ACQUIRE);
+		uint64_t start = __atomic_load_n(&w->pre.run_start_ns, __ATOMIC_ACQUIRE);
 
 		if (!start || now < start || now - start < m->stall_ns || m->seen_seq[i] == seq)
 			continue;
-		if (seq != __atomic_load_n(&w->run_seq, __ATOMIC_ACQUIRE))
+		if (seq != __atomic_load_n(&w->pre.run_seq, __ATOMIC_ACQUIRE))
 			continue; /* a new run began while we read */
 		m->seen_seq[i] = seq;
 		__atomic_store_n(&w->stall_seq, seq, __ATOMIC_RELEASE);
 		if (!atomic_load_explicit(&rt->stopping, memory_order_relaxed))
-			syscall(SYS_tgkill, rt->pid, w->tid, jf_stall_signal());
+			syscall(SYS_tgkill, rt->pid, w->pre.tid, jf_stall_signal());
 	}
 }
 
@@ -422,8 +422,8 @@ static void schedtrace_line(struct runtime *rt, struct monitor *m, uint64_t now)
 
 	for (int i = 0; i < rt->nworkers; i++) {
 		struct worker *w = &rt->workers[i];
-		running += __atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED) != 0;
-		parked += __atomic_load_n(&w->park_state, __ATOMIC_RELAXED) != WK_RUNNING;
+		running += __atomic_load_n(&w->pre.run_start_ns, __ATOMIC_RELAXED) != 0;
+		parked += __atomic_load_n(&w->idle.park_state, __ATOMIC_RELAXED) != WK_RUNNING;
 	}
 	len += (size_t)snprintf(line + len, sizeof(line) - len,
 				"jiffy: SCHED %" PRIu64 "ms: workers=%d running=%d parked=%d "
@@ -446,9 +446,9 @@ static void schedtrace_line(struct runtime *rt, struct monitor *m, uint64_t now)
 			last->buckets[b] = v;
 		}
 		p99 = jf_hist_percentile(&m->diff, 99);
-		if (__atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&w->pre.run_start_ns, __ATOMIC_RELAXED))
 			state = "run";
-		else if (__atomic_load_n(&w->park_state, __ATOMIC_RELAXED) != WK_RUNNING)
+		else if (__atomic_load_n(&w->idle.park_state, __ATOMIC_RELAXED) != WK_RUNNING)
 			state = "park";
 		else
 			state = "idle";

@@ -106,38 +106,38 @@ static bool budget_timer(struct worker *w)
 {
 	if (JF_TSAN)
 		return false; /* TSan cannot follow a stack switch in a signal handler: safepoints only */
-	if (JF_LIKELY(w->pfn_timer_ok))
+	if (JF_LIKELY(w->pfn.timer_ok))
 		return true;
 	if (jf_preempt_signal_ensure(jf_rt) != 0 ||
-	    jf_thread_timer_create(w->tid, jf_rt->cfg.pfn_signal, &budget_tag, &w->pfn_timer))
+	    jf_thread_timer_create(w->pre.tid, jf_rt->cfg.pfn_signal, &budget_tag, &w->pfn.timer))
 		return false; /* safepoints and probes still stop it */
-	w->pfn_timer_ok = true;
+	w->pfn.timer_ok = true;
 	return true;
 }
 
 /* Set @w's budget timer to fire at @at unless it fires by then already. */
 static void budget_timer_set(struct worker *w, uint64_t at, uint64_t now)
 {
-	uint64_t armed = w->pfn_timer_at;
+	uint64_t armed = w->pfn.timer_at;
 
 	if (armed > now && armed <= at)
 		return; /* fires early: it sets itself again then (jf_pfn_on_request) */
 	if (!budget_timer(w))
 		return;
-	if (jf_thread_timer_set(w->pfn_timer, at > now ? at - now : 1))
-		w->pfn_timer_at = at > now + JF_PTIMER_MIN_DELAY_NS ? at : now + JF_PTIMER_MIN_DELAY_NS;
+	if (jf_thread_timer_set(w->pfn.timer, at > now ? at - now : 1))
+		w->pfn.timer_at = at > now + JF_PTIMER_MIN_DELAY_NS ? at : now + JF_PTIMER_MIN_DELAY_NS;
 }
 
 /* A function with @deadline runs on @w (count raised): publish it to safepoints and the timer. */
 static void budget_arm(struct worker *w, uint64_t deadline, uint64_t now)
 {
-	__atomic_store_n(&w->pfn_due_ns, deadline, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->pfn.due_ns, deadline, __ATOMIC_RELAXED);
 	if (deadline == UINT64_MAX)
 		return;
 	if (jf_tsc_hz()) {
 		uint64_t tsc = jf_deadline_lower(w, deadline, now);
 		if (tsc)
-			w->pfn_poll = tsc;
+			w->pfn.poll = tsc;
 	}
 	budget_timer_set(w, sat_add(deadline, budget_grace()), now);
 }
@@ -154,11 +154,11 @@ static void budget_arm(struct worker *w, uint64_t deadline, uint64_t now)
  */
 static void budget_release(struct worker *w)
 {
-	uint64_t mine = w->pfn_poll;
+	uint64_t mine = w->pfn.poll;
 
 	if (mine) {
-		w->pfn_poll = 0;
-		if (__atomic_compare_exchange_n(&w->ptls->poll, &mine, 0, false, __ATOMIC_RELAXED,
+		w->pfn.poll = 0;
+		if (__atomic_compare_exchange_n(&w->pre.ptls->poll, &mine, 0, false, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED) &&
 		    jf_rt->mech->word)
 			jf_deadline_arm(w, jf_now_ns(), true, NULL);
@@ -182,15 +182,15 @@ void jf_pfn_on_run(struct worker *w, struct jf_thread *t, uint64_t now)
 void jf_pfn_signal(struct worker *w, const siginfo_t *si)
 {
 	if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &budget_tag)
-		w->pfn_timer_at = 0; /* one-shot: it fired (jf_cancel()'s tgkill is not it) */
+		w->pfn.timer_at = 0; /* one-shot: it fired (jf_cancel()'s tgkill is not it) */
 }
 
 void jf_pfn_worker_stop(struct worker *w)
 {
-	if (w->pfn_timer_ok)
-		timer_delete(w->pfn_timer);
-	w->pfn_timer_ok = false;
-	w->pfn_timer_at = 0;
+	if (w->pfn.timer_ok)
+		timer_delete(w->pfn.timer);
+	w->pfn.timer_ok = false;
+	w->pfn.timer_at = 0;
 }
 
 /* --- switching between a uthread's stacks ---------------------------------------------------- */
@@ -264,7 +264,7 @@ static void pfn_stop(struct jf_thread *cur, struct jf_pfn *target, int why, uint
 	if (target->parent)
 		target->parent->child = NULL;
 	target->parent = NULL;
-	__atomic_store_n(&cur->worker->pfn_due_ns, cur->pfn ? cur->pfn->deadline : UINT64_MAX,
+	__atomic_store_n(&cur->worker->pfn.due_ns, cur->pfn ? cur->pfn->deadline : UINT64_MAX,
 			 __ATOMIC_RELAXED);
 	if (!cur->pfn)
 		budget_release(cur->worker);
@@ -355,7 +355,7 @@ static int pfn_run(struct jf_thread *cur, struct jf_pfn *p, uint64_t budget_ns, 
 	/* Back on the caller's stack: it returned, stopped, or the uthread is leaving. */
 	why = p->why;
 	if (why == JF_PFN_DONE) {
-		__atomic_store_n(&cur->worker->pfn_due_ns,
+		__atomic_store_n(&cur->worker->pfn.due_ns,
 				 cur->pfn ? cur->pfn->deadline : UINT64_MAX, __ATOMIC_RELAXED);
 		if (!cur->pfn)
 			budget_release(cur->worker);
@@ -600,13 +600,13 @@ bool jf_pfn_on_request(struct worker *w, struct jf_thread *cur, uintptr_t pc, ui
 		 */
 		STAT_INC(w, preempt_deferred);
 		jf_deadline_lower(w, 0, 0);
-		w->pfn_owed = true;
-		w->pfn_timer_at = 0;
+		w->pfn.owed = true;
+		w->pfn.timer_at = 0;
 		budget_timer_set(w, now + jf_preempt_retry_delay(w, jf_rt->cfg.quantum_ns), now);
 		return false;
 	}
 	if (pc)
-		pthread_sigmask(SIG_SETMASK, &w->sigmask, NULL); /* as preempt.c does: see there */
+		pthread_sigmask(SIG_SETMASK, &w->pre.sigmask, NULL); /* as preempt.c does: see there */
 	if (cancel)
 		jf_exit(JF_CANCELED); /* through jf_pfn_before_exit(): functions, then handlers */
 	pfn_stop(cur, target, JF_PFN_TIMEOUT, now);
@@ -649,7 +649,7 @@ int jf_cancel(jf_thread_t *t)
 			jf_deadline_lower(tw, 0, 0);
 			if (!JF_TSAN && jf_preempt_signal_ensure(rt) == 0) {
 				int saved = errno;
-				syscall(SYS_tgkill, rt->pid, tw->tid, rt->cfg.pfn_signal);
+				syscall(SYS_tgkill, rt->pid, tw->pre.tid, rt->cfg.pfn_signal);
 				errno = saved;
 			}
 		}

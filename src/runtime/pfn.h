@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <jiffy/pfn.h>
 
@@ -49,6 +50,24 @@ struct jf_pfn {
 	int32_t start_pcount;   /* the preemption count it starts with */
 	struct jf_cleanup *cleanup; /* its handlers, last pushed first */
 	struct pfn_chunk *arena;
+};
+
+/*
+ * struct jf_worker_budget - a worker's side of preemptible functions' budgets (struct
+ * worker.pfn): the running uthread's innermost deadline and the worker's own timer for code
+ * that reaches no safepoint. W: the worker's kernel thread; H: its signal handlers (preemption,
+ * budget signal), the same kernel thread.
+ */
+struct jf_worker_budget {
+	/* The running uthread's innermost budget deadline (UINT64_MAX: none): W at a switch and at
+	 * launch/stop (relaxed), H at a stop; W and H read it (deadline_arm.h, relaxed), and
+	 * deadline.c publishes it in the safepoint word too. */
+	uint64_t due_ns;
+	uint64_t timer_at; /* when the budget timer fires (jf_now_ns() time; 0: not armed): W, H */
+	timer_t timer;     /* created at the first launch on this worker: W only */
+	bool timer_ok;     /* @timer exists: W only */
+	bool owed;         /* a stop was denied in libc: H sets it, H or W takes it (preempt.c) */
+	uint64_t poll;     /* the safepoint word's value a budget stored (0: none): W and H */
 };
 
 /* Stops that are not the caller's to see: the uthread is leaving (jf_exit, cancellation). */

@@ -131,12 +131,12 @@ static void worker_park(struct runtime *rt, struct worker *w)
 	/* Uthreads wait on descriptors: park in epoll instead (if no other worker does). */
 	bool poll = jf_netpoll_active();
 
-	__atomic_store_n(&w->park_until, 0, __ATOMIC_RELAXED); /* not decided: armers kick */
-	__atomic_store_n(&w->park_state, poll ? WK_PARKED_POLL : WK_PARKED, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->idle.park_until, 0, __ATOMIC_RELAXED); /* not decided: armers kick */
+	__atomic_store_n(&w->idle.park_state, poll ? WK_PARKED_POLL : WK_PARKED, __ATOMIC_SEQ_CST);
 	atomic_fetch_add(&rt->nr_parked, 1);
 	jf_smp_mb();
 	deadline = earliest_timer(rt);
-	__atomic_store_n(&w->park_until, deadline, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->idle.park_until, deadline, __ATOMIC_RELAXED);
 	now = jf_now_ns();
 	if (!stopping(rt) && !has_work(rt, w) && deadline > now) {
 		/* Before either wait: auto's backstop timer, left armed after a busy period, fired
@@ -150,7 +150,7 @@ static void worker_park(struct runtime *rt, struct worker *w)
 			goto out;
 		if (poll) { /* another worker is the poller: this one sleeps on its futex */
 			uint32_t exp = WK_PARKED_POLL;
-			if (!__atomic_compare_exchange_n(&w->park_state, &exp, WK_PARKED, false,
+			if (!__atomic_compare_exchange_n(&w->idle.park_state, &exp, WK_PARKED, false,
 							 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 				goto out; /* kicked meanwhile */
 		}
@@ -161,10 +161,10 @@ static void worker_park(struct runtime *rt, struct worker *w)
 			tsp = &ts;
 		}
 		STAT_INC(w, parks);
-		syscall(SYS_futex, &w->park_state, FUTEX_WAIT_PRIVATE, WK_PARKED, tsp, NULL, 0);
+		syscall(SYS_futex, &w->idle.park_state, FUTEX_WAIT_PRIVATE, WK_PARKED, tsp, NULL, 0);
 	}
 out:
-	__atomic_store_n(&w->park_state, WK_RUNNING, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->idle.park_state, WK_RUNNING, __ATOMIC_SEQ_CST);
 	atomic_fetch_sub(&rt->nr_parked, 1);
 }
 
@@ -178,7 +178,7 @@ out:
  */
 static void adapt_spin(struct runtime *rt, struct worker *w, uint64_t idle_ns, bool parked)
 {
-	uint64_t max = rt->cfg.spin_max_ns, win = w->spin_window_ns;
+	uint64_t max = rt->cfg.spin_max_ns, win = w->idle.spin_window_ns;
 
 	if (!max || !parked)
 		return;
@@ -186,7 +186,7 @@ static void adapt_spin(struct runtime *rt, struct worker *w, uint64_t idle_ns, b
 		win = win * 2 > max ? max : win * 2;
 	else
 		win = win / 2 < rt->cfg.spin_ns ? rt->cfg.spin_ns : win / 2;
-	w->spin_window_ns = win ? win : 1000; /* spin_ns = 0: grow from 1 us */
+	w->idle.spin_window_ns = win ? win : 1000; /* spin_ns = 0: grow from 1 us */
 }
 
 /*
@@ -198,7 +198,7 @@ static void adapt_spin(struct runtime *rt, struct worker *w, uint64_t idle_ns, b
 __attribute__((noinline)) static struct jf_thread *worker_idle(struct runtime *rt, struct worker *w)
 {
 	uint64_t start = jf_now_ns(), now = start;
-	uint64_t window = rt->cfg.spin_max_ns ? w->spin_window_ns : rt->cfg.spin_ns;
+	uint64_t window = rt->cfg.spin_max_ns ? w->idle.spin_window_ns : rt->cfg.spin_ns;
 	struct jf_thread *t = NULL;
 	bool parked = false;
 
@@ -297,7 +297,7 @@ static void *worker_main(void *arg)
 		if (JF_UNLIKELY(w->preempted != NULL) && jf_sched_finish_preempt(w))
 			continue;
 		__atomic_store_n(&w->cur, NULL, __ATOMIC_RELAXED); /* read by mutex spinners */
-		__atomic_store_n(&w->run_start_ns, 0, __ATOMIC_RELEASE); /* nothing to preempt */
+		__atomic_store_n(&w->pre.run_start_ns, 0, __ATOMIC_RELEASE); /* nothing to preempt */
 		jf_pcount_set(1);
 		if (stopping(rt))
 			break;
@@ -385,8 +385,8 @@ static int runtime_create(const struct jf_config *cfg, struct runtime **out)
 		w->id = i;
 		w->hist_late[0] = w->hist_late[1] = UINT64_MAX;
 		w->hist_on = cfg->histograms || cfg->stats || cfg->schedtrace_ns;
-		w->pfn_due_ns = UINT64_MAX;
-		w->spin_window_ns = rt->cfg.spin_ns;
+		w->pfn.due_ns = UINT64_MAX;
+		w->idle.spin_window_ns = rt->cfg.spin_ns;
 		w->rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
 		jf_timers_init(w);
 		w->stack_cache = calloc(cfg->stack_cache ? cfg->stack_cache : 1, sizeof(void *));

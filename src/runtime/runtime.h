@@ -147,10 +147,13 @@ struct jf_thread {
 			 __ATOMIC_RELAXED)
 
 struct timer_heap {
-	uint32_t lock;
-	uint32_t n, cap;
-	struct jf_timer **a;
-	uint64_t min_deadline; /* UINT64_MAX when empty; read without the lock */
+	uint32_t lock;         /* a spinlock: the owner worker arms and fires under it, and so do
+				* other workers (a uthread's timer is armed on the worker it runs
+				* on; idle workers fire busy workers' due timers: timer.c) */
+	uint32_t n, cap;       /* under @lock */
+	struct jf_timer **a;   /* under @lock */
+	uint64_t min_deadline; /* UINT64_MAX when empty: stored under @lock (relaxed), read by any
+				* thread without it (relaxed; a parking worker after its fence) */
 };
 
 enum worker_park_state {
@@ -159,33 +162,56 @@ enum worker_park_state {
 	WK_PARKED_POLL = 2, /* in epoll, the netpoller's one parked poller (src/runtime/net) */
 };
 
+/*
+ * struct worker_idle - how a worker without work waits (runtime.c: worker_idle, worker_park; the
+ * park/kick handshake is tools/model/park.pml). W: the worker's kernel thread; O: other workers
+ * and any thread that makes work or a timer for it (jf_worker_kick, timer_armed_kick); M: the
+ * monitor thread.
+ */
+struct worker_idle {
+	uint32_t park_state; /* the futex word, enum worker_park_state: W stores PARKED/PARKED_POLL
+			      * and RUNNING (seq_cst), O exchanges it to RUNNING to wake it (seq_cst),
+			      * M reads it relaxed */
+	uint64_t park_until; /* parked: the deadline it sleeps to (UINT64_MAX: none; 0: not yet
+			      * decided). W stores it relaxed after its fence; timer_armed_kick()
+			      * reads it relaxed after seeing park_state (a stale 0 or a later value
+			      * only costs a spare kick) */
+	uint64_t spin_window_ns; /* adaptive idle spin: the current window. W only */
+	bool spinning;           /* W only (read by gdb) */
+};
+
+/*
+ * struct worker - one worker: the runtime's shared core, with each area's state in its own
+ * struct (the area's header says who writes and reads each field: @idle here, @timers timer.c's
+ * in this header, @pre preempt/preempt.h, @pfn pfn.h). W: the worker's kernel thread; H: its
+ * signal handlers; O: other workers; M: the monitor thread; T: timer threads.
+ */
 struct worker {
-	int id;
+	int id;                     /* set before the worker starts; read-only after */
 	pthread_t pthread;
-	struct jf_thread *cur;      /* running uthread, NULL in the scheduler loop (stored atomically:
-				     * other workers read it, src/sync/mutex.c's spinning) */
-	struct jf_thread *reap;     /* exited detached uthread whose stack must be freed */
+	struct jf_thread *cur;      /* running uthread, NULL in the scheduler loop: W stores it
+				     * relaxed; O reads it (src/sync/mutex.c's spinning, wakeup
+				     * preemption), H and M read it */
+	struct jf_thread *reap;     /* exited detached uthread whose stack must be freed: W only */
 	int *errno_p;               /* errno of this worker's kernel thread (jf_set_this_worker):
 				     * the switch saves and restores a uthread's errno through it */
-	struct jf_thread *handoff;  /* picked, but still on another CPU: the loop runs it */
-	struct jf_ctx sched_ctx;    /* the scheduler loop on the pthread stack */
+	struct jf_thread *handoff;  /* picked, but still on another CPU: the loop runs it. W only */
+	struct jf_ctx sched_ctx;    /* the scheduler loop on the pthread stack: W (and H, which
+				     * switches to it: jf_sched_preempt_to_loop) */
 	uint32_t sched_on_cpu;      /* dummy target for switch.S when leaving the loop */
 	/* A preemption signal's handler decided and left its uthread to the loop, which finishes
 	 * the preemption off the signal frame (jf_sched_preempt_to_loop, jf_sched_finish_preempt):
 	 * @preempted, whether the handler found the preemption due (@preempt_decided: else only
 	 * timers or the netpoller were), and the dummy on_cpu the switch clears instead of the
-	 * uthread's, which stays 1 until the loop has requeued it. */
+	 * uthread's, which stays 1 until the loop has requeued it. H writes, W reads and clears. */
 	struct jf_thread *preempted;
 	bool preempt_decided;
 	uint32_t preempt_on_cpu;
-	uint32_t park_state;        /* futex word, enum worker_park_state */
-	uint64_t park_until;        /* parked: the deadline it sleeps to (UINT64_MAX: none; 0: not
-				     * yet decided). jf_timer_arm() reads it (worker_park()) */
-	uint64_t spin_window_ns;    /* adaptive idle spin: the current window (worker_idle()) */
-	bool spinning;
+	struct worker_idle idle;
 
-	struct timer_heap timers;
+	struct timer_heap timers; /* timer.c (struct timer_heap says how it is shared) */
 
+	/* W only: stack.c's cache, the ids, the stacks of the worker's own kernel thread. */
 	struct jf_thread **stack_cache; /* free default-size stacks */
 	unsigned nr_cached;
 
@@ -198,42 +224,13 @@ struct worker {
 	void *pthread_stack_lo; /* for sanitizer fiber annotations */
 	size_t pthread_stack_size;
 
-	/* Preemption (src/runtime/preempt). run_start_ns/run_seq are read by the timer thread. */
-	pid_t tid;
-	struct jf__preempt_tls *ptls; /* this worker's jf__preempt (the flag is raised through it) */
-	uint64_t run_start_ns;        /* when the running uthread started; 0 in the loop;
-				       * JF_START_LAZY while a lazy run has not read the clock */
-	uint64_t run_start_tsc;       /* the TSC value run_start_ns was read from (worker only;
-				       * deadline_arm.h arms the word from it, not an rdtsc) */
-	uint64_t run_seq;             /* +1 per switch into a uthread */
-	uint64_t run_due_ns;          /* when the policy should next be asked (slice op / quantum);
-				       * JF_DUE_LAZY: not known yet (a lazy run: below) */
-	uint32_t preempt_now;         /* wakeup preemption asked for: preempt whatever runs */
-	sigset_t sigmask;             /* the worker's signal mask (rewritten into signal frames) */
-	uint64_t retry_seq, retry_ns; /* deferred-request backoff: the run it is for, next delay */
-	/* The running mechanism's own per-worker state, laid out by its file (posix_timer.c for
-	 * "timer" and "auto", uintr.c): JF_MECH_STATE() in src/runtime/preempt/preempt.h. */
-	_Alignas(8) unsigned char mech_state[JF_MECH_STATE_SIZE];
+	/* Preemption (preempt/preempt.h: who writes and reads each field) and preemptible
+	 * functions' budgets (pfn.h). */
+	struct jf_worker_preempt pre;
+	struct jf_worker_budget pfn;
 
-	/* Budgets of preemptible functions (pfn.c): the running uthread's innermost deadline
-	 * (UINT64_MAX: none; deadline.c publishes it in the safepoint word too) and the worker's
-	 * own timer for code that reaches no safepoint, created at the first launch here. */
-	uint64_t pfn_due_ns;
-	uint64_t pfn_timer_at; /* when the timer fires (jf_now_ns() time; 0: not armed) */
-	timer_t pfn_timer;
-	bool pfn_timer_ok;
-	bool pfn_owed; /* a stop was denied in libc: the handler leaves it pending (preempt.c) */
-	uint64_t pfn_poll; /* the safepoint word's value a budget stored (0: none) */
-	/* The word's mechanisms (deadline_arm.h): what the switch published for the run, in TSC
-	 * ticks; 0: not armed so (another mechanism, re-armed since, auto's timer fired), and
-	 * word_own_armed() does not apply. Worker only (its signal handler too). */
-	uint64_t switch_poll;
-	uint64_t word_timer_ns; /* auto's backstop timer: when it fires (jf_now_ns() time; armed
-				 * while in the future, or its signal not handled yet; 0: not).
-				 * auto.c's; deadline, which has no timer, keeps UINT64_MAX here, so
-				 * that word_lazy() has one test for both */
-	uint64_t word_timer_lo; /* the earliest due time it fits (UINT64_MAX: none); word_switch() */
-
+	/* Counters and histograms (stats.c, monitor.c): W writes them (relaxed load + store, no
+	 * lock prefix: STAT_ADD); stats.c and M read them relaxed (a recent value, not a cut). */
 	struct jf_worker_stats stats;
 	/* The switch path's histograms (JF_HIST_RUNNABLE_DELAY, JF_HIST_RUN_LENGTH) are kept: set
 	 * at start from jf_config.histograms, .stats, .schedtrace_ns; read-only after. */

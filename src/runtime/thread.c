@@ -142,22 +142,22 @@ static JF_HOT_INLINE void preempt_new_run(struct worker *w, struct jf_thread *ne
 	 * the clear is harmless: the safepoint re-checks the quantum and skips.)
 	 */
 	struct runtime *rt = jf_rt;
-	struct jf__preempt_tls *pt = w->ptls;
+	struct jf__preempt_tls *pt = w->pre.ptls;
 
 	pt->pending = 0;
-	__atomic_store_n(&w->preempt_now, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->pre.preempt_now, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->pre.run_seq, w->pre.run_seq + 1, __ATOMIC_RELAXED);
 	if (!now) { /* the word's mechanisms, nothing else reads the clock (rt->switch_clock) */
 		if (JF_LIKELY(word_lazy(w, pt, next->pfn != NULL)))
 			return;
-		now = jf_now_ns_tsc(&w->run_start_tsc);
+		now = jf_now_ns_tsc(&w->pre.run_start_tsc);
 	}
 	/* Not for a lazy run: only the word's mechanisms make one, and they store the word. */
 	if (rt->word_switch == JF_WORD_CALL && !rt->mech->word)
 		__atomic_store_n(&pt->poll, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->run_due_ns, now + jf_drv_slice(&rt->drv, w->id, &next->task, now),
+	__atomic_store_n(&w->pre.run_due_ns, now + jf_drv_slice(&rt->drv, w->id, &next->task, now),
 			 __ATOMIC_RELAXED);
-	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->pre.run_start_ns, now, __ATOMIC_RELEASE);
 	if (JF_LIKELY(rt->word_switch != JF_WORD_CALL))
 		word_switch(rt, w, now);
 	else if (rt->mech_on_switch)
@@ -190,7 +190,7 @@ static JF_HOT_INLINE uint64_t prepare_run(struct worker *w, struct jf_thread *ne
 	jf_wait_off_cpu(next);
 	/* 0 when nothing uses the time (w->switch_clock): no stamp, no delay, run_start_ns 0 */
 	if (JF_LIKELY(w->switch_clock)) {
-		now = jf_now_ns_tsc(&w->run_start_tsc);
+		now = jf_now_ns_tsc(&w->pre.run_start_tsc);
 		delay = ns_since(now, JF_VIEW_GET(next, state_ns));
 	} else {
 		now = delay = 0;
@@ -210,15 +210,15 @@ static JF_HOT_INLINE uint64_t prepare_run(struct worker *w, struct jf_thread *ne
 	JF_PROBE3(switch, next->task.id, w->id, delay);
 	/* A budget of a preemptible function it runs (pfn.c) is this worker's to enforce now. */
 	if (JF_UNLIKELY(next->pfn != NULL))
-		__atomic_store_n(&w->pfn_due_ns, next->pfn->deadline, __ATOMIC_RELAXED);
-	else if (JF_UNLIKELY(w->pfn_due_ns != UINT64_MAX))
-		__atomic_store_n(&w->pfn_due_ns, UINT64_MAX, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->pfn.due_ns, next->pfn->deadline, __ATOMIC_RELAXED);
+	else if (JF_UNLIKELY(w->pfn.due_ns != UINT64_MAX))
+		__atomic_store_n(&w->pfn.due_ns, UINT64_MAX, __ATOMIC_RELAXED);
 	if (jf_rt->preempting) {
 		preempt_new_run(w, next, now);
 	} else if (now) {
 		/* The stall monitor (monitor.c) reads when this run began. */
-		__atomic_store_n(&w->run_seq, w->run_seq + 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
+		__atomic_store_n(&w->pre.run_seq, w->pre.run_seq + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->pre.run_start_ns, now, __ATOMIC_RELEASE);
 	}
 	if (JF_UNLIKELY(next->pfn != NULL || __atomic_load_n(&next->cancel_req, __ATOMIC_RELAXED)))
 		jf_pfn_on_run(w, next, now ? now : jf_now_ns());
@@ -572,12 +572,12 @@ void jf_worker_kick(struct worker *self, struct worker *k)
 {
 	uint32_t old;
 
-	if (__atomic_load_n(&k->park_state, __ATOMIC_SEQ_CST) == WK_RUNNING)
+	if (__atomic_load_n(&k->idle.park_state, __ATOMIC_SEQ_CST) == WK_RUNNING)
 		return;
-	old = __atomic_exchange_n(&k->park_state, WK_RUNNING, __ATOMIC_SEQ_CST);
+	old = __atomic_exchange_n(&k->idle.park_state, WK_RUNNING, __ATOMIC_SEQ_CST);
 	if (old == WK_PARKED) {
 		int saved = errno; /* callers run in uthreads: their errno must not change */
-		futex(&k->park_state, FUTEX_WAKE_PRIVATE, 1, NULL);
+		futex(&k->idle.park_state, FUTEX_WAKE_PRIVATE, 1, NULL);
 		errno = saved;
 	} else if (old == WK_PARKED_POLL) {
 		jf_netpoll_break();
@@ -593,7 +593,7 @@ static void kick_one_parked(struct worker *self)
 	struct runtime *rt = jf_rt;
 	for (int i = 1; i < rt->nworkers; i++) {
 		struct worker *k = &rt->workers[(self->id + i) % rt->nworkers];
-		if (__atomic_load_n(&k->park_state, __ATOMIC_RELAXED) != WK_RUNNING) {
+		if (__atomic_load_n(&k->idle.park_state, __ATOMIC_RELAXED) != WK_RUNNING) {
 			jf_worker_kick(self, k);
 			return;
 		}
@@ -617,17 +617,17 @@ static void wakeup_preempt(struct worker *w, int target, struct jf_task *t)
 	struct runtime *rt = jf_rt;
 	struct worker *k = &rt->workers[target];
 
-	if (!__atomic_load_n(&k->run_start_ns, __ATOMIC_ACQUIRE) ||
+	if (!__atomic_load_n(&k->pre.run_start_ns, __ATOMIC_ACQUIRE) ||
 	    !jf_drv_wakeup_preempt(&rt->drv, target, t, jf_policy_now()))
 		return;
 	if (k == w) {
 		if (w->cur) {
-			__atomic_store_n(&w->preempt_now, 1, __ATOMIC_RELAXED); /* others kick it */
+			__atomic_store_n(&w->pre.preempt_now, 1, __ATOMIC_RELAXED); /* others kick it */
 			jf_ptls()->pending = 1;
 			STAT_INC(w, wakeup_preempts);
 		}
 	} else if (rt->preempting && rt->mech->kick) {
-		__atomic_store_n(&k->preempt_now, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&k->pre.preempt_now, 1, __ATOMIC_RELEASE);
 		rt->mech->kick(k);
 		STAT_INC(w, wakeup_preempts);
 	}

@@ -112,9 +112,9 @@ static void timer_armed_kick(struct worker *w, uint64_t deadline)
 		return;
 	for (int i = 0; i < rt->nworkers; i++) {
 		struct worker *k = &rt->workers[i];
-		if (k == w || __atomic_load_n(&k->park_state, __ATOMIC_SEQ_CST) == WK_RUNNING)
+		if (k == w || __atomic_load_n(&k->idle.park_state, __ATOMIC_SEQ_CST) == WK_RUNNING)
 			continue;
-		uint64_t until = __atomic_load_n(&k->park_until, __ATOMIC_RELAXED);
+		uint64_t until = __atomic_load_n(&k->idle.park_until, __ATOMIC_RELAXED);
 		if (until != 0 && until <= deadline)
 			return; /* it wakes in time and fires every worker's due timers */
 		if (!later)

@@ -14,7 +14,7 @@
 #     jf_enqueue_reason, why it is runnable), wait_on/wait_obj (what it is blocked on), state_ns
 #     (jf_now_ns() when vstate last changed).
 #   - A running uthread is some worker's w->cur; its registers are those of the worker's kernel
-#     thread (struct worker.tid is its LWP), so its backtrace is that thread's.
+#     thread (struct worker.pre.tid is its LWP), so its backtrace is that thread's.
 #   - A uthread that is not running was switched out by jf_ctx_switch (arch/x86_64/switch.S): its
 #     callee-saved registers are on its own stack at t->ctx.sp, in the layout jf_ctx_init()
 #     (context.h) prepares for a new one:
@@ -213,7 +213,7 @@ def _fmt_age(d):
 
 
 def _lwp_of_worker(rt, wid):
-    return int(rt["workers"][wid]["tid"])
+    return int(rt["workers"][wid]["pre"]["tid"])
 
 
 def _gdb_thread_by_lwp(lwp):
@@ -474,17 +474,17 @@ def _workers(arg, from_tty):
     print("%6s %8s %10s  %-13s %s" % ("WORKER", "LWP", "GDB-THREAD", "STATE", "RUNNING"))
     for i in range(int(rt["nworkers"])):
         w = rt["workers"][i]
-        lwp = int(w["tid"])
+        lwp = int(w["pre"]["tid"])
         th = _gdb_thread_by_lwp(lwp) if lwp else None
         cur = w["cur"]
         if int(cur):
             state = "running"
             running = "%d '%s'" % (int(cur["task"]["id"]), _name(cur.dereference()))
         else:
-            park = int(w["park_state"])
+            park = int(w["idle"]["park_state"])
             state = parks.get(park, "?%d" % park)
             if park == 0:
-                state = "spinning" if bool(w["spinning"]) else "scheduling"
+                state = "spinning" if bool(w["idle"]["spinning"]) else "scheduling"
             running = "-"
         print("%6d %8d %10s  %-13s %s" % (int(w["id"]), lwp, str(th.num) if th else "-",
                                           state, running))

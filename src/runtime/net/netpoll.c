@@ -496,7 +496,7 @@ bool jf_netpoll_park(struct worker *w, uint64_t timeout_ns)
 		return false;
 	/* Kicked before it took the slot: that kick's eventfd write may have been read by the
 	 * poller before this one (it ends only once it read it), so do not wait for it. */
-	if (__atomic_load_n(&w->park_state, __ATOMIC_SEQ_CST) != WK_PARKED_POLL) {
+	if (__atomic_load_n(&w->idle.park_state, __ATOMIC_SEQ_CST) != WK_PARKED_POLL) {
 		__atomic_store_n(&jf__net_poller_parked, 0, __ATOMIC_RELEASE);
 		return true;
 	}
@@ -575,7 +575,7 @@ static void irq_kick(struct runtime *rt, bool all)
 		goto out; /* workers may be gone (their timers, their TLS): kick nobody */
 	for (int i = 0; i < rt->nworkers; i++) {
 		struct worker *k = &rt->workers[i];
-		uint64_t start = __atomic_load_n(&k->run_start_ns, __ATOMIC_ACQUIRE);
+		uint64_t start = __atomic_load_n(&k->pre.run_start_ns, __ATOMIC_ACQUIRE);
 
 		if (!start) {
 			jf_worker_kick(NULL, k); /* in its loop: it polls; off its futex if parked */

@@ -139,7 +139,7 @@ static int auto_worker_start(struct worker *w)
 
 	if (rc || !cpu_clock)
 		return rc;
-	rc = jf_thread_timer_create(w->tid, jf_rt->cfg.preempt_signal, &retry_tag, &a->retry);
+	rc = jf_thread_timer_create(w->pre.tid, jf_rt->cfg.preempt_signal, &retry_tag, &a->retry);
 	if (rc) {
 		jf_ptimer_worker_stop(w);
 		return rc;
@@ -173,8 +173,8 @@ static void auto_fini(struct runtime *rt)
  */
 static inline void expiry_record(struct worker *w, uint64_t e)
 {
-	__atomic_store_n(&w->word_timer_lo, e ? e - grace_ns : UINT64_MAX, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->word_timer_ns, e, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->pre.word_timer_lo, e ? e - grace_ns : UINT64_MAX, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->pre.word_timer_ns, e, __ATOMIC_RELAXED);
 }
 
 /*
@@ -217,7 +217,7 @@ static __attribute__((noinline)) void timer_move(struct worker *w, struct auto_w
 	if (!jf_ptimer_present(w))
 		return;
 	jf_spin_lock(&a->lock);
-	if (!expiry_fits(w->word_timer_ns, at, now, owner))
+	if (!expiry_fits(w->pre.word_timer_ns, at, now, owner))
 		timer_set(w, at, now);
 	jf_spin_unlock(&a->lock);
 }
@@ -228,7 +228,7 @@ static JF_HOT_INLINE void timer_at(struct worker *w, uint64_t at, uint64_t now, 
 {
 	struct auto_worker *a = &aw[w->id];
 
-	if (!expiry_fits(__atomic_load_n(&w->word_timer_ns, __ATOMIC_RELAXED), at, now, owner))
+	if (!expiry_fits(__atomic_load_n(&w->pre.word_timer_ns, __ATOMIC_RELAXED), at, now, owner))
 		timer_move(w, a, at, now, owner);
 }
 
@@ -237,10 +237,10 @@ static void timer_disarm(struct worker *w, uint64_t now)
 {
 	struct auto_worker *a = &aw[w->id];
 
-	if (__atomic_load_n(&w->word_timer_ns, __ATOMIC_RELAXED) <= now)
+	if (__atomic_load_n(&w->pre.word_timer_ns, __ATOMIC_RELAXED) <= now)
 		return; /* not armed, or fired already: its signal finds the run changed and skips */
 	jf_spin_lock(&a->lock);
-	if (w->word_timer_ns > now)
+	if (w->pre.word_timer_ns > now)
 		timer_set(w, 0, now);
 	jf_spin_unlock(&a->lock);
 }
@@ -264,7 +264,7 @@ static void auto_on_signal(struct worker *w, const siginfo_t *si)
 		return;
 	}
 	expiry_record(w, 0);
-	w->switch_poll = 0; /* word_own_armed(): the run has no timer now */
+	w->pre.switch_poll = 0; /* word_own_armed(): the run has no timer now */
 }
 
 /*
@@ -300,7 +300,7 @@ static void auto_on_run(struct worker *w, uint64_t now)
  */
 static void auto_on_switch(struct worker *w, uint64_t now)
 {
-	if (JF_LIKELY(use_tsc) && __atomic_load_n(&w->word_timer_ns, __ATOMIC_RELAXED) > now) {
+	if (JF_LIKELY(use_tsc) && __atomic_load_n(&w->pre.word_timer_ns, __ATOMIC_RELAXED) > now) {
 		timer_at(w, deadline_publish(w, now) + grace_ns, now, true);
 		return;
 	}

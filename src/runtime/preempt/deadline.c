@@ -85,7 +85,7 @@ uint64_t jf_deadline_notify(struct worker *target, bool publish, uint64_t *now, 
 	 * barrier: that thread's on_run came before it in program order. */
 	if (!own)
 		jf_smp_mb();
-	if (!__atomic_load_n(&target->run_start_ns, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&target->pre.run_start_ns, __ATOMIC_ACQUIRE))
 		return UINT64_MAX; /* in its scheduler loop: it finds the work itself */
 	when = deadline_due_ns(jf_rt, target);
 	if (when != UINT64_MAX) {
@@ -122,7 +122,7 @@ static int deadline_init(struct runtime *rt)
 {
 	rt->word_switch = JF_WORD_PLAIN; /* the switch publishes inline: word_switch() */
 	for (int i = 0; i < rt->nworkers; i++)
-		rt->workers[i].word_timer_ns = UINT64_MAX; /* no backstop to wait for: word_lazy() */
+		rt->workers[i].pre.word_timer_ns = UINT64_MAX; /* no backstop to wait for: word_lazy() */
 	return 0;
 }
 

@@ -22,7 +22,7 @@ static JF_HOT_INLINE uint64_t deadline_due_ns(struct runtime *rt, struct worker 
 
 	if (!rt->cfg.preempt_skip || jf_drv_has_work(&rt->drv, w->id) ||
 	    jf_netpoll_wants_busy_poll())
-		when = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
+		when = __atomic_load_n(&w->pre.run_due_ns, __ATOMIC_RELAXED);
 	return tdl < when ? tdl : when;
 }
 
@@ -46,7 +46,7 @@ static inline uint64_t tsc_at(uint64_t when, uint64_t now)
  * their next probe. */
 static inline void word_store(struct worker *w, uint64_t tsc)
 {
-	struct jf__preempt_tls *pt = w->ptls;
+	struct jf__preempt_tls *pt = w->pre.ptls;
 
 	__atomic_store_n(&pt->poll, tsc, __ATOMIC_RELAXED);
 	__atomic_store_n(&pt->probe_left, 0, __ATOMIC_RELAXED);
@@ -58,12 +58,12 @@ static inline uint64_t deadline_lower_tsc(struct worker *w, uint64_t tsc)
 {
 	uint64_t cur;
 
-	cur = __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED);
+	cur = __atomic_load_n(&w->pre.ptls->poll, __ATOMIC_RELAXED);
 	while (cur == 0 || cur > tsc) {
-		if (__atomic_compare_exchange_n(&w->ptls->poll, &cur, tsc, false, __ATOMIC_RELEASE,
+		if (__atomic_compare_exchange_n(&w->pre.ptls->poll, &cur, tsc, false, __ATOMIC_RELEASE,
 						__ATOMIC_RELAXED)) {
 			/* compiler probes counting down toward the old due time: look now */
-			__atomic_store_n(&w->ptls->probe_left, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&w->pre.ptls->probe_left, 0, __ATOMIC_RELAXED);
 			return tsc;
 		}
 	}
@@ -81,10 +81,10 @@ static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool 
 	struct runtime *rt = jf_rt;
 	uint64_t when = deadline_due_ns(rt, w);
 
-	w->switch_poll = 0; /* re-armed: word_own_armed() no longer applies */
+	w->pre.switch_poll = 0; /* re-armed: word_own_armed() no longer applies */
 	/* The word also stops a preemptible function whose budget is out (pfn.c); the due time
 	 * returned (auto's timer) does not include it: pfn.c's own timer is that backstop. */
-	uint64_t pfn = __atomic_load_n(&w->pfn_due_ns, __ATOMIC_RELAXED);
+	uint64_t pfn = __atomic_load_n(&w->pfn.due_ns, __ATOMIC_RELAXED);
 
 	if (when != UINT64_MAX || pfn != UINT64_MAX) {
 		if (publish) {
@@ -92,9 +92,9 @@ static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool 
 			/* At a switch (auto's on_switch for a run whose timer is not armed) the TSC
 			 * that @now was read from is at hand: a distance from it, as tsc_at()
 			 * computes from a fresh rdtsc. */
-			uint64_t tsc = now == __atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED) &&
-						       w->run_start_tsc
-					       ? tsc_from(w->run_start_tsc, at, now)
+			uint64_t tsc = now == __atomic_load_n(&w->pre.run_start_ns, __ATOMIC_RELAXED) &&
+						       w->pre.run_start_tsc
+					       ? tsc_from(w->pre.run_start_tsc, at, now)
 					       : tsc_at(at, now);
 			word_store(w, tsc);
 		}
@@ -102,7 +102,7 @@ static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool 
 			return when;
 	}
 	if (publish && pfn == UINT64_MAX)
-		__atomic_store_n(&w->ptls->poll, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->pre.ptls->poll, 0, __ATOMIC_RELAXED);
 	if (disarm)
 		disarm(w, now);
 	jf_smp_mb(); /* pairs with the one in jf_deadline_notify() */
@@ -131,19 +131,19 @@ static JF_HOT_INLINE uint64_t deadline_arm(struct worker *w, uint64_t now, bool 
  */
 static JF_HOT_INLINE uint64_t deadline_due_switch(struct worker *w)
 {
-	uint64_t when = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED), tdl = jf_timers_next(w);
+	uint64_t when = __atomic_load_n(&w->pre.run_due_ns, __ATOMIC_RELAXED), tdl = jf_timers_next(w);
 
 	return tdl < when ? tdl : when;
 }
 
 static JF_HOT_INLINE void deadline_publish_at(struct worker *w, uint64_t when, uint64_t now)
 {
-	uint64_t pfn = __atomic_load_n(&w->pfn_due_ns, __ATOMIC_RELAXED), tsc;
-	uint64_t start = w->run_start_tsc; /* read with @now: only ever called at a switch */
+	uint64_t pfn = __atomic_load_n(&w->pfn.due_ns, __ATOMIC_RELAXED), tsc;
+	uint64_t start = w->pre.run_start_tsc; /* read with @now: only ever called at a switch */
 
 	pfn = when < pfn ? when : pfn;
 	tsc = JF_LIKELY(start) ? tsc_from(start, pfn, now) : tsc_at(pfn, now);
-	w->switch_poll = tsc;
+	w->pre.switch_poll = tsc;
 	word_store(w, tsc);
 }
 
@@ -167,7 +167,7 @@ static JF_HOT_INLINE void word_switch(struct runtime *rt, struct worker *w, uint
 	uint64_t when = deadline_due_switch(w);
 
 	if (rt->word_switch == JF_WORD_TIMER &&
-	    JF_UNLIKELY(when - __atomic_load_n(&w->word_timer_lo, __ATOMIC_RELAXED) >
+	    JF_UNLIKELY(when - __atomic_load_n(&w->pre.word_timer_lo, __ATOMIC_RELAXED) >
 			rt->word_window_ns)) {
 		rt->mech_on_switch(w, now);
 		return;
@@ -196,13 +196,13 @@ static JF_HOT_INLINE void word_switch(struct runtime *rt, struct worker *w, uint
  */
 static JF_HOT_INLINE bool word_lazy(struct worker *w, struct jf__preempt_tls *pt, bool budget)
 {
-	/* @pt: w->ptls. @budget: the new run has one (pfn.c). word_timer_ns is UINT64_MAX under
+	/* @pt: w->pre.ptls. @budget: the new run has one (pfn.c). word_timer_ns is UINT64_MAX under
 	 * deadline. */
-	if (JF_UNLIKELY(budget) || !__atomic_load_n(&w->word_timer_ns, __ATOMIC_RELAXED))
+	if (JF_UNLIKELY(budget) || !__atomic_load_n(&w->pre.word_timer_ns, __ATOMIC_RELAXED))
 		return false;
-	__atomic_store_n(&w->run_due_ns, JF_DUE_LAZY, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->run_start_ns, JF_START_LAZY, __ATOMIC_RELEASE);
-	w->switch_poll = 1; /* word_own_armed(): armed, the lazy word is 1 */
+	__atomic_store_n(&w->pre.run_due_ns, JF_DUE_LAZY, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->pre.run_start_ns, JF_START_LAZY, __ATOMIC_RELEASE);
+	w->pre.switch_poll = 1; /* word_own_armed(): armed, the lazy word is 1 */
 	/* word_store() but probe_tsc: a probe that finds 1 resets it (jf__probe_armed) */
 	__atomic_store_n(&pt->poll, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&pt->probe_left, 0, __ATOMIC_RELAXED);
@@ -212,7 +212,7 @@ static JF_HOT_INLINE bool word_lazy(struct worker *w, struct jf__preempt_tls *pt
 /*
  * Work was queued on @w by the uthread running there (a spawn, a wake): is the run armed for its
  * due time already, so that on_work has nothing to do? Yes while the word is still what the
- * switch published, or lower (a budget, a kick) but not 0: w->switch_poll is that value, and 0
+ * switch published, or lower (a budget, a kick) but not 0: w->pre.switch_poll is that value, and 0
  * (nothing is) under the other mechanisms, after a re-arm (deadline_arm()) and, for auto, once its
  * timer fired (auto_on_signal, on this very thread: the switch had checked the timer's window).
  * One compare: p - 1 < switch_poll is 0 < p <= switch_poll. Inline in after_enqueue(): the call
@@ -220,7 +220,7 @@ static JF_HOT_INLINE bool word_lazy(struct worker *w, struct jf__preempt_tls *pt
  */
 static inline bool word_own_armed(struct worker *w)
 {
-	return __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED) - 1 < w->switch_poll;
+	return __atomic_load_n(&w->pre.ptls->poll, __ATOMIC_RELAXED) - 1 < w->pre.switch_poll;
 }
 
 #endif /* JIFFY_DEADLINE_ARM_H */

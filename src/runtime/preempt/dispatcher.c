@@ -96,13 +96,13 @@ static void interrupt(struct runtime *rt, struct worker *w)
 	struct tt_worker *all = __atomic_load_n(&tt, __ATOMIC_ACQUIRE);
 	if (all)
 		__atomic_store_n(&all[w->id].sig_sent_ns, jf_now_ns(), __ATOMIC_RELAXED);
-	if (syscall(SYS_tgkill, rt->pid, w->tid, rt->cfg.preempt_signal) == 0)
+	if (syscall(SYS_tgkill, rt->pid, w->pre.tid, rt->cfg.preempt_signal) == 0)
 		__atomic_fetch_add(&tth.signals, 1, __ATOMIC_RELAXED);
 }
 
 static void raise_flag(struct worker *w)
 {
-	__atomic_store_n(&w->ptls->poll, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->pre.ptls->poll, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&tth.flags, 1, __ATOMIC_RELAXED);
 }
 
@@ -146,9 +146,9 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 	for (int i = 0; i < rt->nworkers; i++) {
 		struct worker *w = &rt->workers[i];
 		struct tt_worker *s = &tt[i];
-		uint64_t start = __atomic_load_n(&w->run_start_ns, __ATOMIC_ACQUIRE);
-		uint64_t seq = __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED);
-		uint64_t due = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED), again,
+		uint64_t start = __atomic_load_n(&w->pre.run_start_ns, __ATOMIC_ACQUIRE);
+		uint64_t seq = __atomic_load_n(&w->pre.run_seq, __ATOMIC_RELAXED);
+		uint64_t due = __atomic_load_n(&w->pre.run_due_ns, __ATOMIC_RELAXED), again,
 			 grace_end = 0;
 
 		if (!start) {
@@ -211,7 +211,7 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 			/* (also right after raising the flag, if this thread woke after q + grace) */
 			if (now + hybrid_lead(rt, w) >= s->flag_ns + rt->cfg.grace_ns &&
 			    now - s->acted_ns >= s->retry_ns &&
-			    __atomic_load_n(&w->ptls->poll, __ATOMIC_ACQUIRE)) {
+			    __atomic_load_n(&w->pre.ptls->poll, __ATOMIC_ACQUIRE)) {
 				s->acted_ns = now; /* no safepoint answered within the grace period */
 				s->retry_ns = next_retry(rt, s);
 				interrupt(rt, w);
@@ -224,7 +224,7 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 			interrupt(rt, w);
 		}
 		if ((tt_mode == TT_FLAG || tt_mode == TT_HYBRID) && now - s->acted_ns >= q &&
-		    !__atomic_load_n(&w->ptls->poll, __ATOMIC_ACQUIRE)) {
+		    !__atomic_load_n(&w->pre.ptls->poll, __ATOMIC_ACQUIRE)) {
 			s->acted_ns = now; /* answered by a skip (or lost) but the run goes on: again */
 			raise_flag(w);
 		}
@@ -263,12 +263,12 @@ static void wait_until(struct runtime *rt, uint64_t deadline, int hard)
 		}
 		uint64_t early = tt_late_ns + 2000;
 		struct worker *w = &rt->workers[hard];
-		uint64_t seq = __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED);
+		uint64_t seq = __atomic_load_n(&w->pre.run_seq, __ATOMIC_RELAXED);
 		if (early > rt->cfg.quantum_ns / 2)
 			early = rt->cfg.quantum_ns / 2;
 		sleep_until(deadline - early);
-		while (jf_now_ns() < deadline && __atomic_load_n(&w->ptls->poll, __ATOMIC_RELAXED) &&
-		       __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED) == seq)
+		while (jf_now_ns() < deadline && __atomic_load_n(&w->pre.ptls->poll, __ATOMIC_RELAXED) &&
+		       __atomic_load_n(&w->pre.run_seq, __ATOMIC_RELAXED) == seq)
 			for (int i = 0; i < 32; i++)
 				jf_cpu_relax();
 		return;

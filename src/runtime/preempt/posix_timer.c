@@ -96,7 +96,7 @@ int jf_ptimer_worker_start(struct worker *w)
 int jf_ptimer_worker_start_clock(struct worker *w, clockid_t clock)
 {
 	timer_t t;
-	int rc = jf_thread_timer_create_clock(clock, w->tid, jf_rt->cfg.preempt_signal, NULL, &t);
+	int rc = jf_thread_timer_create_clock(clock, w->pre.tid, jf_rt->cfg.preempt_signal, NULL, &t);
 
 	if (rc)
 		return rc;
@@ -150,9 +150,9 @@ static void ptimer_on_run(struct worker *w, uint64_t now)
 	struct runtime *rt = jf_rt;
 	uint64_t when = UINT64_MAX, tdl, due, exp;
 
-	if (!__atomic_load_n(&w->run_start_ns, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&w->pre.run_start_ns, __ATOMIC_RELAXED))
 		return;
-	due = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
+	due = __atomic_load_n(&w->pre.run_due_ns, __ATOMIC_RELAXED);
 	tdl = jf_timers_next(w);
 	exp = __atomic_load_n(&ptw(w)->expiry_ns, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&ptw(w)->armed, __ATOMIC_RELAXED) && exp > now && exp <= due &&
@@ -170,13 +170,13 @@ static void ptimer_on_run(struct worker *w, uint64_t now)
 static void ptimer_on_work(struct worker *self, struct worker *target)
 {
 	(void)self;
-	if (__atomic_load_n(&target->run_start_ns, __ATOMIC_RELAXED) &&
+	if (__atomic_load_n(&target->pre.run_start_ns, __ATOMIC_RELAXED) &&
 	    ptw(target)->present &&
 	    (!__atomic_load_n(&ptw(target)->armed, __ATOMIC_RELAXED) ||
 	     __atomic_load_n(&ptw(target)->expiry_ns, __ATOMIC_RELAXED) >
-		     __atomic_load_n(&target->run_due_ns, __ATOMIC_RELAXED) ||
+		     __atomic_load_n(&target->pre.run_due_ns, __ATOMIC_RELAXED) ||
 	     __atomic_load_n(&ptw(target)->expiry_ns, __ATOMIC_RELAXED) <
-		     __atomic_load_n(&target->run_start_ns, __ATOMIC_RELAXED)))
+		     __atomic_load_n(&target->pre.run_start_ns, __ATOMIC_RELAXED)))
 		ptimer_on_run(target, jf_now_ns());
 }
 

@@ -187,7 +187,7 @@ in_handler_over_denied(const ucontext_t *uc, struct worker *w, struct jf_thread 
 
 	/* The kernel's sigset is the first 64 bits of glibc's; only those are in the frame. */
 	memcpy(&mask, &uc->uc_sigmask, sizeof(mask));
-	memcpy(&wmask, &w->sigmask, sizeof(wmask));
+	memcpy(&wmask, &w->pre.sigmask, sizeof(wmask));
 	if (!libc_restorer || mask == wmask)
 		return false;
 	end = stack_end_of(sp, w, cur);
@@ -216,17 +216,17 @@ in_handler_over_denied(const ucontext_t *uc, struct worker *w, struct jf_thread 
 
 uint64_t jf_preempt_retry_delay(struct worker *w, uint64_t quantum_ns)
 {
-	uint64_t seq = __atomic_load_n(&w->run_seq, __ATOMIC_RELAXED), d;
+	uint64_t seq = __atomic_load_n(&w->pre.run_seq, __ATOMIC_RELAXED), d;
 
-	if (w->retry_seq != seq) {
-		w->retry_seq = seq;
+	if (w->pre.retry_seq != seq) {
+		w->pre.retry_seq = seq;
 		d = quantum_ns / 4;
 	} else {
-		d = w->retry_ns * 2;
+		d = w->pre.retry_ns * 2;
 	}
 	if (d > quantum_ns)
 		d = quantum_ns;
-	w->retry_ns = d;
+	w->pre.retry_ns = d;
 	return d;
 }
 
@@ -244,11 +244,11 @@ enum request_src { SRC_OTHER, SRC_SAFEPOINT, SRC_INTERRUPT };
  */
 static JF_HOT_INLINE void run_resolve_now(struct runtime *rt, struct worker *w)
 {
-	uint64_t now = jf_now_ns_tsc(&w->run_start_tsc);
+	uint64_t now = jf_now_ns_tsc(&w->pre.run_start_tsc);
 
-	__atomic_store_n(&w->run_due_ns, now + jf_drv_slice(&rt->drv, w->id, &w->cur->task, now),
+	__atomic_store_n(&w->pre.run_due_ns, now + jf_drv_slice(&rt->drv, w->id, &w->cur->task, now),
 			 __ATOMIC_RELAXED);
-	__atomic_store_n(&w->run_start_ns, now, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->pre.run_start_ns, now, __ATOMIC_RELEASE);
 	word_switch(rt, w, now);
 }
 
@@ -261,7 +261,7 @@ static bool preemption_due(struct runtime *rt, struct worker *w, struct jf_threa
 			   uint64_t now, bool *quantum)
 {
 	*quantum = false;
-	if (__atomic_exchange_n(&w->preempt_now, 0, __ATOMIC_ACQUIRE)) {
+	if (__atomic_exchange_n(&w->pre.preempt_now, 0, __ATOMIC_ACQUIRE)) {
 		/* Wakeup preemption: the policy already decided; only a switch to nothing is moot. */
 		if (jf_drv_has_work(&rt->drv, w->id))
 			return true;
@@ -270,7 +270,7 @@ static bool preemption_due(struct runtime *rt, struct worker *w, struct jf_threa
 	}
 	/* Never a lazy run here: decide_and_preempt(), the one way in (the loop's decision comes
 	 * after a handler's), starts it first. */
-	if (now < __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED)) {
+	if (now < __atomic_load_n(&w->pre.run_due_ns, __ATOMIC_RELAXED)) {
 		STAT_INC(w, preempt_skipped);
 		if (rt->mech->on_run)
 			rt->mech->on_run(w, now); /* re-arm for what remains, if work waits */
@@ -280,7 +280,7 @@ static bool preemption_due(struct runtime *rt, struct worker *w, struct jf_threa
 		/* Nothing else may run here (has_work), or the policy's tick lets it go on: ask
 		 * again after another slice, not in a storm. */
 		STAT_INC(w, preempt_skipped);
-		__atomic_store_n(&w->run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
+		__atomic_store_n(&w->pre.run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
 		if (rt->mech->on_run)
 			rt->mech->on_run(w, now);
 		return false;
@@ -294,7 +294,7 @@ static void count_preempt(struct worker *w, struct jf_thread *cur, enum request_
 			  bool quantum, uint64_t now)
 {
 	/* Lateness: taken (now) minus due, for preemptions at the end of a quantum. */
-	uint64_t due = __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED);
+	uint64_t due = __atomic_load_n(&w->pre.run_due_ns, __ATOMIC_RELAXED);
 	uint64_t late = quantum && now > due ? now - due : 0;
 
 	STAT_INC(w, preempts);
@@ -334,7 +334,7 @@ static bool lock_holder_defer(struct worker *w, struct jf_thread *cur, uint64_t 
 	}
 	cur->lock_owed = 1;
 	STAT_INC(w, preempt_lock_deferred);
-	__atomic_store_n(&w->run_due_ns, until, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->pre.run_due_ns, until, __ATOMIC_RELAXED);
 	if (rt->mech->on_run)
 		rt->mech->on_run(w, now);
 	return true;
@@ -342,7 +342,7 @@ static bool lock_holder_defer(struct worker *w, struct jf_thread *cur, uint64_t 
 
 void jf_lock_holder_owed(struct jf_thread *cur)
 {
-	__atomic_store_n(&cur->worker->preempt_now, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&cur->worker->pre.preempt_now, 1, __ATOMIC_RELEASE);
 	jf_ptls()->pending = (int32_t)SRC_OTHER + 1;
 }
 
@@ -378,7 +378,7 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 		return true;
 	if (!rt->preempting)
 		return false; /* "none": only budgets stop anything */
-	if (JF_UNLIKELY(__atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED) == JF_DUE_LAZY)) {
+	if (JF_UNLIKELY(__atomic_load_n(&w->pre.run_due_ns, __ATOMIC_RELAXED) == JF_DUE_LAZY)) {
 		/* A lazy run that reached no safepoint (auto's timer fired on it): its slice starts
 		 * at this first request, wherever it landed. Started only by a landing outside libc,
 		 * a run that spends nearly all its time there (preempt.progress) needed two such
@@ -386,7 +386,7 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 		 * in 12 runs beside two hogs, against 0.03-1.3 s before lazy runs and 0.07-1.7 s
 		 * started here. */
 		run_resolve_now(rt, w);
-		if (!pc && !__atomic_load_n(&w->preempt_now, __ATOMIC_RELAXED)) {
+		if (!pc && !__atomic_load_n(&w->pre.preempt_now, __ATOMIC_RELAXED)) {
 			STAT_INC(w, preempt_skipped);
 			return false;
 		}
@@ -437,9 +437,9 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 		 * thread (preempt.signals under central, which moves uthreads between workers).
 		 * The frame's uc_sigmask, the uthread's own mask, is restored when it resumes.
 		 */
-		pthread_sigmask(SIG_SETMASK, &w->sigmask, NULL);
+		pthread_sigmask(SIG_SETMASK, &w->pre.sigmask, NULL);
 	}
-	seq = w->run_seq;
+	seq = w->pre.run_seq;
 	if (in_handler) {
 		if (!jf_sched_preempt_to_loop(cur, decided))
 			return false; /* the loop found nothing due: the same run goes on */
@@ -448,9 +448,9 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 	}
 	w = cur->worker;
 	now = jf_now_ns();
-	if (w->run_seq == seq) {
+	if (w->pre.run_seq == seq) {
 		/* The policy picked @cur again: no new run started; a new slice, armed for. */
-		__atomic_store_n(&w->run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
+		__atomic_store_n(&w->pre.run_due_ns, now + jf_policy_slice(w, now), __ATOMIC_RELAXED);
 		if (rt->mech->on_run)
 			rt->mech->on_run(w, now);
 		return false;
@@ -464,8 +464,8 @@ static bool decide_and_preempt(struct runtime *rt, struct worker *w, struct jf_t
 	 * interrupt.
 	 */
 	uint64_t slice = jf_policy_slice(w, now);
-	if (__atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED) < now + slice / 2)
-		__atomic_store_n(&w->run_due_ns, now + slice, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&w->pre.run_due_ns, __ATOMIC_RELAXED) < now + slice / 2)
+		__atomic_store_n(&w->pre.run_due_ns, now + slice, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -565,12 +565,12 @@ void jf__safepoint_slow(void)
 	/* Count raised: a signal cannot move this uthread between reading and using its worker. */
 	jf_preempt_disable();
 	w = jf_this_worker();
-	if (w && __atomic_load_n(&w->run_due_ns, __ATOMIC_RELAXED) == JF_DUE_LAZY && w->cur) {
+	if (w && __atomic_load_n(&w->pre.run_due_ns, __ATOMIC_RELAXED) == JF_DUE_LAZY && w->cur) {
 		/* The first safepoint of a lazy run (word_lazy): not a request, the run's start
 		 * (errno untouched: no system call unless auto's timer moves, which keeps it). A
 		 * kick or a deferred request that came meanwhile goes on to request(). */
 		run_resolve_now(jf_rt, w);
-		if (JF_LIKELY(!__atomic_load_n(&w->preempt_now, __ATOMIC_ACQUIRE) &&
+		if (JF_LIKELY(!__atomic_load_n(&w->pre.preempt_now, __ATOMIC_ACQUIRE) &&
 			      !jf_ptls()->pending)) {
 			jf_pcount_set(jf_pcount() - 1);
 			return;
@@ -674,14 +674,14 @@ static void preempt_signal(int sig, siginfo_t *si, void *ucv)
 		/* Its own mask as it was when interrupted: only the preemption signals must be open. */
 		sigdelset(&uc->uc_sigmask, jf_rt->cfg.preempt_signal);
 		sigdelset(&uc->uc_sigmask, jf_rt->cfg.pfn_signal);
-	} else if (JF_UNLIKELY(w->pfn_owed)) {
+	} else if (JF_UNLIKELY(w->pfn.owed)) {
 		/*
 		 * A budget ran out while the function was in libc (pfn.c): the next jf_preempt_enable()
 		 * that reaches 0 (a runtime call's end, a region's) takes it, as a request deferred in
 		 * a region is taken. The interrupted code is libc's: it returns to the application's
 		 * code before any such call, and code libc calls back is the application's.
 		 */
-		w->pfn_owed = false;
+		w->pfn.owed = false;
 		jf_ptls()->pending = (int32_t)SRC_INTERRUPT + 1;
 	}
 	errno = saved_errno;
@@ -791,8 +791,8 @@ int jf_preempt_worker_start(struct worker *w)
 	struct runtime *rt = jf_rt;
 	sigset_t unblock;
 
-	w->tid = gettid();
-	w->ptls = jf_ptls();
+	w->pre.tid = gettid();
+	w->pre.ptls = jf_ptls();
 	jf_pcount_set(1); /* the scheduler loop is runtime code */
 	/* Open under every mechanism (the preemption signal when it is not the mechanism's: harmless),
 	 * and the budget timers' signal (pfn.c). */
@@ -800,7 +800,7 @@ int jf_preempt_worker_start(struct worker *w)
 	sigaddset(&unblock, rt->cfg.preempt_signal);
 	sigaddset(&unblock, rt->cfg.pfn_signal);
 	pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
-	pthread_sigmask(SIG_SETMASK, NULL, &w->sigmask);
+	pthread_sigmask(SIG_SETMASK, NULL, &w->pre.sigmask);
 	return rt->mech->worker_start ? rt->mech->worker_start(w) : 0;
 }
 

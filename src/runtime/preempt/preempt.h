@@ -80,8 +80,8 @@ struct jf_preempt_mech {
 };
 
 /*
- * Each mechanism owns its per-worker state: struct worker has JF_MECH_STATE_SIZE bytes for it
- * (mech_state), which only the running mechanism's file reads, through its own struct:
+ * Each mechanism owns its per-worker state: struct jf_worker_preempt has JF_MECH_STATE_SIZE bytes
+ * for it (mech_state), which only the running mechanism's file reads, through its own struct:
  *   struct pt_worker { ... };
  *   JF_MECH_STATE_FITS(struct pt_worker);
  *   ... JF_MECH_STATE(w, struct pt_worker)->armed ...
@@ -89,10 +89,63 @@ struct jf_preempt_mech {
  * in its file, as dispatcher.c does its timer thread's.)
  */
 #define JF_MECH_STATE_SIZE 32
-#define JF_MECH_STATE(w, type) ((type *)(void *)(w)->mech_state)
+#define JF_MECH_STATE(w, type) ((type *)(void *)(w)->pre.mech_state)
 #define JF_MECH_STATE_FITS(type)                                                                  \
 	_Static_assert(sizeof(type) <= JF_MECH_STATE_SIZE && _Alignof(type) <= 8,                 \
 		       #type " does not fit struct worker's mech_state")
+
+/*
+ * struct jf_worker_preempt - a worker's preemption state (struct worker.pre): the running run's
+ * times, which timer threads, other workers and the monitor read to decide whether to interrupt
+ * it, and the running mechanism's own state. Who touches each field, and how:
+ *   W  the worker's kernel thread on its scheduling paths (the switch, the loop);
+ *   H  its preemption signal's handler (the same kernel thread, asynchronously to W);
+ *   T  a mechanism's timer thread (dispatcher, hybrid) or the netpoller's interrupt thread;
+ *   O  other workers (wakeup preemption, jf_cancel(), pfn.c's remote stop);
+ *   M  the monitor thread (schedtrace, stall reports: monitor.c).
+ * A reader on another thread may see a value one run old: every such reader either rereads
+ * run_seq around its reads (T, M) or only asks the worker, whose handler decides again on its
+ * own fields; a stale read costs a spare or late request, never a wrong preemption.
+ */
+struct jf_worker_preempt {
+	/* Written once by W before its first uthread (jf_preempt_worker_start); read-only after:
+	 * T, O and M signal the thread by @tid; @ptls is this thread's jf__preempt (its safepoint
+	 * word is raised through it: T and O store it relaxed/release, W and H read it). */
+	pid_t tid;
+	struct jf__preempt_tls *ptls;
+	sigset_t sigmask; /* the worker's mask, taken by W at start; read-only after: H writes it
+			   * into signal frames, pfn.c restores it */
+	/* When the running uthread started: W at each switch into a uthread (release), 0 in the
+	 * loop (release), JF_START_LAZY while a lazy run has not read the clock; H when a run goes
+	 * on after a preemption (release). T and M read it with acquire (and run_seq), O relaxed or
+	 * acquire (thread.c's wakeup preemption, netpoll.c, deadline.c and posix_timer.c on_work). */
+	uint64_t run_start_ns;
+	uint64_t run_start_tsc; /* the TSC value run_start_ns was read from: W and H only, plain
+				 * (deadline_arm.h arms the word from it, not an rdtsc) */
+	uint64_t run_seq;       /* +1 per switch into a uthread: W (relaxed store of its own value
+				 * + 1); T and M read it (relaxed/acquire) to tell runs apart */
+	/* When the policy should next be asked (slice op / quantum); JF_DUE_LAZY: not known yet.
+	 * W at a switch, H when it extends or defers (relaxed); T and O read it relaxed. */
+	uint64_t run_due_ns;
+	uint32_t preempt_now; /* wakeup preemption asked: O and H store 1 (release), W clears it at
+			       * a switch (relaxed), H takes it (exchange, acquire) */
+	uint64_t retry_seq, retry_ns; /* deferred-request backoff: the run it is for, the next
+				       * delay. H only (preempt.c), plain */
+	/* The word's mechanisms (deadline_arm.h): what the switch published for the run, in TSC
+	 * ticks; 0: not armed so (another mechanism, re-armed since, auto's timer fired), and
+	 * word_own_armed() does not apply. W and H only, plain. */
+	uint64_t switch_poll;
+	/* auto's backstop timer: when it fires (jf_now_ns() time; armed while in the future, or its
+	 * signal not handled yet; 0: not), and the earliest due time it fits (UINT64_MAX: none).
+	 * auto.c writes both on W and in H (relaxed); W reads them at a switch (word_switch()).
+	 * deadline, which has no timer, keeps UINT64_MAX in word_timer_ns, so that word_lazy() has
+	 * one test for both. */
+	uint64_t word_timer_ns;
+	uint64_t word_timer_lo;
+	/* The running mechanism's own per-worker state, laid out by its file (posix_timer.c for
+	 * "timer" and "auto", uintr.c): JF_MECH_STATE() below; its file says who touches what. */
+	_Alignas(8) unsigned char mech_state[JF_MECH_STATE_SIZE];
+};
 
 /* The quantum of a mechanism that names none (a signal or a timer-thread wake per quantum). */
 #define JF_QUANTUM_FALLBACK_NS (100 * 1000u)
