@@ -517,7 +517,7 @@ static void due_reached(struct engine *e, int wi)
 	struct worker *w = &e->w[wi];
 
 	w->due = SIM_NEVER;
-	if (!jf_drv_has_work(&e->d, wi)) {
+	if (!jf_drv_due_worth_interrupt(&e->d, wi, true)) {
 		/* Unarmed: told when work arrives (after_enqueue); looked at again each slice. */
 		set_overdue(e, w, true);
 		w->due = e->now + slice_of(e, wi, w->cur);
@@ -548,7 +548,7 @@ static void tell_work(struct engine *e, int wi)
 static void after_enqueue(struct engine *e, int from, int target, struct task *t,
 			  enum jf_enqueue_reason r)
 {
-	bool fresh = r == JF_ENQ_NEW || r == JF_ENQ_WOKEN;
+	int tell = jf_drv_work_to_tell(target, r);
 
 	(void)from;
 	if (e->kick && jf_drv_may_wakeup_preempt(&e->d, target, r) && e->w[target].cur &&
@@ -556,12 +556,12 @@ static void after_enqueue(struct engine *e, int from, int target, struct task *t
 		e->res->wakeup_preempts++;
 		request_interrupt(e, target, true);
 	}
-	if (e->preempt && e->noverdue) {
-		if (target < 0) {
+	if (e->preempt && e->noverdue) { /* the driver's rule, as the runtime's after_enqueue */
+		if (tell == JF_DRV_TELL_ALL) {
 			for (int i = 0; i < e->n; i++)
 				tell_work(e, i);
-		} else if (fresh) {
-			tell_work(e, target);
+		} else if (tell >= 0) {
+			tell_work(e, tell);
 		}
 	}
 	if (target >= 0 && e->w[target].idle)

@@ -645,18 +645,15 @@ static JF_HOT_INLINE void after_enqueue(struct worker *w, int target, struct jf_
 	if (jf_drv_may_wakeup_preempt(&rt->drv, target, reason))
 		wakeup_preempt(w, target, t);
 	if (rt->mech_on_work) {
-		/*
-		 * A busy worker now has work waiting. A yielded or preempted task in the caller's
-		 * own queue is the caller's next pick: nothing to tell. One in a shared queue
-		 * (central, lcbe's best effort: target -1) concerns every worker, whatever the
-		 * reason: a worker whose run began with nothing else to run was not armed.
-		 */
-		if (target < 0)
+		/* A busy worker now has work waiting: whom to tell is the driver's rule (a shared
+		 * queue: everyone; a new or woken task: its worker, unless that is us and our own
+		 * word is armed for the run; a yielded or preempted one: nobody). */
+		int tell = jf_drv_work_to_tell(target, reason);
+		if (tell == JF_DRV_TELL_ALL)
 			for (int i = 0; i < rt->nworkers; i++)
 				rt->mech_on_work(w, &rt->workers[i]);
-		else if (reason != JF_ENQ_YIELDED && reason != JF_ENQ_PREEMPTED &&
-			 !(target == w->id && word_own_armed(w)))
-			rt->mech_on_work(w, &rt->workers[target]);
+		else if (tell >= 0 && !(tell == w->id && word_own_armed(w)))
+			rt->mech_on_work(w, &rt->workers[tell]);
 	}
 	if (rt->nworkers == 1 ||
 	    (target == w->id && (reason == JF_ENQ_YIELDED || !rt->drv.can_steal)))

@@ -239,6 +239,35 @@ static inline bool jf_drv_tick(struct jf_driver *d, int worker, struct jf_task *
 }
 
 /*
+ * The skip rule (Aspen's), written once for every mechanism of the runtime and for the
+ * simulator: a running task's due time is worth interrupting it only if other work waits on its
+ * worker; with @skip_rule false (JIFFY_PREEMPT_SKIP=0) always. (The runtime adds a reason of its
+ * own: a busy worker that must poll descriptors.)
+ */
+static inline bool jf_drv_due_worth_interrupt(struct jf_driver *d, int worker, bool skip_rule)
+{
+	return !skip_rule || jf_drv_has_work(d, worker);
+}
+
+/*
+ * enqueue(@reason) answered @target: which busy workers must the preemption mechanism be told
+ * that work waits (a run that began with nothing else to run was not armed: the skip rule)?
+ * JF_DRV_TELL_ALL for a shared queue (@target -1: it concerns every worker, whatever the reason),
+ * @target for a new or woken task queued for a particular worker, JF_DRV_TELL_NONE for a
+ * yielded or preempted one (its own worker's next pick). The runtime's after_enqueue and the
+ * simulator's ask this, so they cannot drift (they used to test "not yielded and not preempted"
+ * and "new or woken": equal only while there are four reasons).
+ */
+#define JF_DRV_TELL_ALL (-1)
+#define JF_DRV_TELL_NONE (-2)
+static inline int jf_drv_work_to_tell(int target, enum jf_enqueue_reason reason)
+{
+	if (target < 0)
+		return JF_DRV_TELL_ALL;
+	return reason == JF_ENQ_NEW || reason == JF_ENQ_WOKEN ? target : JF_DRV_TELL_NONE;
+}
+
+/*
  * Is wakeup preemption to be considered after enqueue(@reason) answered @target? Only for new
  * and woken tasks queued for a particular worker, and only if the policy has the op. Cheap: the
  * caller checks it before looking at @target's state.

@@ -11,7 +11,11 @@
  *      it; slice and tick always get a real time;
  *   2. stamps: without NEEDS_TIME runnable_ns, started_ns and ran_ns stay 0; with it, enqueue
  *      sees runnable_ns == now and tick sees a started_ns no later than now;
- *   3. tick is never called on a worker whose has_work() is false.
+ *   3. tick is never called on a worker whose has_work() is false;
+ *   4. the follow-up of an enqueue and the skip rule, which the runtime's after_enqueue and
+ *      mechanisms and the simulator take from the driver (jf_drv_work_to_tell,
+ *      jf_drv_due_worth_interrupt): every reason of enum jf_enqueue_reason classified, and the
+ *      skip rule answered from the policy's has_work().
  * The same recording policy is driven by the conformance harness (tests/sched/policy_harness.h),
  * by the simulator (sim/engine.c, through sim_run()) and by the runtime (jf_run() on one worker
  * under "deadline", or "safepoint" where the TSC is not the clock, with the skip rule off, so
@@ -409,9 +413,39 @@ static void through_runtime(const char *policy)
 	       "them\n", policy, mech, (unsigned long long)lone_decisions);
 }
 
+/* --- 4. the driver's rules for what follows an enqueue ---------------------------------------- */
+
+static void driver_rules(void)
+{
+	struct ph_sim s;
+
+	/* Whom to tell that work waits: a shared queue concerns everyone, whatever the reason; a
+	 * new or woken task its worker; a yielded or preempted task nobody (its worker's next
+	 * pick). A reason added to the enum fails here until it is classified. */
+	CHECK_EQ((int)JF_ENQ_NR_REASONS, 4); /* new, yielded, woken, preempted */
+	for (int r = 0; r < JF_ENQ_NR_REASONS; r++) {
+		bool fresh = r == JF_ENQ_NEW || r == JF_ENQ_WOKEN;
+		CHECK_EQ(jf_drv_work_to_tell(-1, (enum jf_enqueue_reason)r), JF_DRV_TELL_ALL);
+		CHECK_EQ(jf_drv_work_to_tell(1, (enum jf_enqueue_reason)r),
+			 fresh ? 1 : JF_DRV_TELL_NONE);
+	}
+	/* The skip rule: worth an interrupt only with work waiting, or with the rule off. */
+	CHECK_EQ(ph_init(&s, "fifo", 2, 4, NULL, 3), 0);
+	CHECK(!jf_drv_due_worth_interrupt(&s.d, 0, true));
+	CHECK(jf_drv_due_worth_interrupt(&s.d, 0, false));
+	ph_spawn(&s, 0, 0);
+	ph_spawn(&s, 0, 1);
+	CHECK(jf_drv_has_work(&s.d, 0) == jf_drv_due_worth_interrupt(&s.d, 0, true));
+	ph_fini(&s);
+	printf("  rules: work_to_tell over the 4 reasons, due_worth_interrupt with and without work: "
+	       "ok\n");
+}
+
 int main(void)
 {
 	static const char *const policies[] = {"drv-rec", "drv-rec-time"};
+
+	driver_rules();
 
 	register_recorders();
 	printf("driver: one way to drive a policy (time, stamps, has_work before tick):\n");

@@ -20,7 +20,7 @@ static JF_HOT_INLINE uint64_t deadline_due_ns(struct runtime *rt, struct worker 
 {
 	uint64_t when = UINT64_MAX, tdl = jf_timers_next(w);
 
-	if (!rt->cfg.preempt_skip || jf_drv_has_work(&rt->drv, w->id) ||
+	if (jf_drv_due_worth_interrupt(&rt->drv, w->id, rt->cfg.preempt_skip) ||
 	    jf_netpoll_wants_busy_poll())
 		when = __atomic_load_n(&w->pre.run_due_ns, __ATOMIC_RELAXED);
 	return tdl < when ? tdl : when;

@@ -190,7 +190,7 @@ static uint64_t scan(struct runtime *rt, uint64_t now, int *hard)
 				next = due, *hard = -1;
 			continue;
 		}
-		if (rt->cfg.preempt_skip && !jf_drv_has_work(&rt->drv, w->id) &&
+		if (!jf_drv_due_worth_interrupt(&rt->drv, w->id, rt->cfg.preempt_skip) &&
 		    !jf_netpoll_wants_busy_poll())
 			continue; /* nothing else to run: never interrupt (skip rule, unless
 				   * JIFFY_PREEMPT_SKIP=0); but a busy worker must poll for uthreads

@@ -158,7 +158,7 @@ static void ptimer_on_run(struct worker *w, uint64_t now)
 	if (__atomic_load_n(&ptw(w)->armed, __ATOMIC_RELAXED) && exp > now && exp <= due &&
 	    exp <= tdl)
 		return; /* fires by whatever this run could need: no policy call at this switch */
-	if (!rt->cfg.preempt_skip || jf_drv_has_work(&rt->drv, w->id) ||
+	if (jf_drv_due_worth_interrupt(&rt->drv, w->id, rt->cfg.preempt_skip) ||
 	    jf_netpoll_wants_busy_poll())
 		when = due;
 	if (tdl < when)
