@@ -677,9 +677,4 @@ void jf_blocking_runtime_exit(void);
 /* blocking.c: one line of the pool's counters for jf_stats_print() (nothing if never used). */
 void jf_blocking_print(FILE *out);
 
-/* pthread_shim.c: pthread lock holders are not preempted unless @cfg->pthread_shim is false
- * (JIFFY_PTHREAD_SHIM=0); set at jf_run(). */
-void jf_pthread_shim_setup(const struct jf_config *cfg);
-int jf_pthread_shim_active(void);
-
 #endif /* JIFFY_RUNTIME_H */

@@ -1,5 +1,5 @@
 /*
- * core/version.c - jf_version(): the version this library was built as (include/jiffy/jiffy.h).
+ * runtime/version.c - jf_version(): the version this library was built as (include/jiffy/jiffy.h).
  */
 #include <jiffy/jiffy.h>
 

@@ -27,8 +27,10 @@
  * (libjiffy.so), they are what every caller in the process binds to, shared libraries included.
  * glibc's own internal locks (malloc, stdio) do not go through them; the runtime never preempts
  * inside libc anyway (preempt.c). jf_config.pthread_shim = false (JIFFY_PTHREAD_SHIM=0) turns
- * the regions off at jf_run() (for measurement; the deadlock comes back). Not built under ThreadSanitizer, whose runtime defines
- * the same functions to follow locks: the TSan build keeps glibc's.
+ * the regions off at jf_run() (for measurement; the deadlock comes back). Not built under
+ * ThreadSanitizer, whose runtime defines the same functions to follow locks: the TSan build keeps
+ * glibc's. A client of the runtime through src/runtime/preempt/preempt.h alone (the preemption
+ * count; its two hooks, jf_pthread_shim_setup/active, are declared there), not runtime.h.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -39,9 +41,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <jiffy/config.h>
 #include <jiffy/preempt.h>
 
-#include "../runtime/runtime.h"
 #include "../runtime/preempt/preempt.h"
 
 #if defined(__SANITIZE_THREAD__)

@@ -31,7 +31,7 @@ RULES = {
     "src/sync": ["src/common", "src/runtime/runtime.h"],
     "src/blocking": ["src/common", "src/runtime/runtime.h", "src/runtime/net/netpoll.h"],
     "src/local": ["src/common", "src/runtime/runtime.h"],
-    "src/shim": ["src/common", "src/runtime/runtime.h", "src/runtime/preempt/preempt.h"],
+    "src/shim": ["src/common", "src/runtime/preempt/preempt.h"],
     "sim": ["src/common", "src/sched/driver.h", "apps", "tests"],
     "fuzz": ["apps", "sim", "src/runtime/preempt/preempt.h"],
     "tests": ["src/common", "src/sched/driver.h", "apps", "sim"],

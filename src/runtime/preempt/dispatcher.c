@@ -13,12 +13,12 @@
  *   uintr:      SENDUIPI instead of tgkill (uintr.c).
  * A request that lands in code that may not be interrupted is retried with a backoff (a quarter
  * quantum, doubling to a quantum). Hybrid sends its signal early by the delivery latency the
- * handlers measure, and meets q + grace by spinning into that deadline (wait_until()). The thread does not spin on a core: it sleeps until the earliest moment a running
- * uthread's quantum ends (at least every quantum), with 1 ns timer slack, or, with
- * JIFFY_TIMER_SPIN=1, spins on a core of its own as Aspen's timer core and Shinjuku's
- * dispatcher do (no wake-up cost, a whole CPU). Receivers re-check
- * everything themselves, so a stale decision here costs a skipped request, never a wrong
- * preemption.
+ * handlers measure, and meets q + grace by spinning into that deadline (wait_until()). The
+ * thread does not spin on a core: it sleeps until the earliest moment a running uthread's quantum
+ * ends (at least every quantum), with 1 ns timer slack, or, with JIFFY_TIMER_SPIN=1, spins on a
+ * core of its own as Aspen's timer core and Shinjuku's dispatcher do (no wake-up cost, a whole
+ * CPU). Receivers re-check everything themselves, so a stale decision here costs a skipped
+ * request, never a wrong preemption.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -210,6 +210,15 @@ static inline void jf_pcount_set(int32_t v)
 		JF_RUNTIME_LEAVE();                                                                \
 	} while (0)
 
+/*
+ * The pthread shim (src/shim/pthread_shim.c), a client of this header alone: pthread lock holders
+ * are not preempted (it raises the count above around the real call) unless @cfg->pthread_shim is
+ * false (JIFFY_PTHREAD_SHIM=0); set at jf_run().
+ */
+struct jf_config;
+void jf_pthread_shim_setup(const struct jf_config *cfg);
+int jf_pthread_shim_active(void);
+
 /* Runtime lifecycle (runtime.c). */
 int jf_preempt_setup(struct runtime *rt, char *err, size_t errlen);
 void jf_preempt_teardown(struct runtime *rt);
