@@ -260,41 +260,38 @@ void jf_local_discard(struct jf_thread *t)
 
 /* --- pinning --------------------------------------------------------------------------------- */
 
-int jf_thread_pin(void)
+/* No migration between reading the worker and pinning to it: inside the runtime. */
+static int pin(struct jf_thread *cur, void *arg)
 {
-	struct jf_thread *cur;
-	int r = 0;
-
-	JF_RUNTIME_ENTER(); /* no migration between reading the worker and pinning to it */
-	cur = jf_current();
-	if (!cur) {
-		r = -EPERM;
-	} else if (cur->pin_depth >= (uint32_t)INT32_MAX) {
-		r = -EOVERFLOW;
-	} else if (cur->pin_depth++ == 0) {
+	(void)arg;
+	if (cur->pin_depth >= (uint32_t)INT32_MAX)
+		return -EOVERFLOW;
+	if (cur->pin_depth++ == 0) {
 		/* It runs, so it is in no policy queue: the policy sees this at its next enqueue. */
 		__atomic_store_n(&cur->task.pin_worker, cur->worker->id, __ATOMIC_RELAXED);
 		__atomic_store_n(&cur->task.pinned, 1, __ATOMIC_RELAXED);
 	}
-	JF_RUNTIME_LEAVE();
-	return r;
+	return 0;
+}
+
+int jf_thread_pin(void)
+{
+	return jf_on_current(pin, NULL);
+}
+
+static int unpin(struct jf_thread *cur, void *arg)
+{
+	(void)arg;
+	if (cur->pin_depth == 0)
+		return -EINVAL;
+	if (--cur->pin_depth == 0)
+		__atomic_store_n(&cur->task.pinned, 0, __ATOMIC_RELAXED);
+	return 0;
 }
 
 int jf_thread_unpin(void)
 {
-	struct jf_thread *cur;
-	int r = 0;
-
-	JF_RUNTIME_ENTER();
-	cur = jf_current();
-	if (!cur)
-		r = -EPERM;
-	else if (cur->pin_depth == 0)
-		r = -EINVAL;
-	else if (--cur->pin_depth == 0)
-		__atomic_store_n(&cur->task.pinned, 0, __ATOMIC_RELAXED);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return jf_on_current(unpin, NULL);
 }
 
 int jf_thread_pinned(const jf_thread_t *t)

@@ -452,19 +452,18 @@ int jf_pfn_cancel(jf_pfn_t *cont)
 	return r;
 }
 
+static int pause_current(struct jf_thread *cur, void *arg)
+{
+	(void)arg;
+	if (!cur->pfn)
+		return -EPERM; /* not inside a preemptible function */
+	pfn_stop(cur, cur->pfn, JF_PFN_PAUSED, jf_now_ns());
+	return 0;
+}
+
 int jf_pfn_pause(void)
 {
-	struct jf_thread *cur;
-	int r = 0;
-
-	JF_RUNTIME_ENTER();
-	cur = jf_current();
-	if (!cur || !cur->pfn)
-		r = -EPERM;
-	else
-		pfn_stop(cur, cur->pfn, JF_PFN_PAUSED, jf_now_ns());
-	JF_RUNTIME_LEAVE();
-	return r;
+	return jf_on_current(pause_current, NULL);
 }
 
 jf_pfn_t *jf_pfn_current(void)
@@ -658,42 +657,44 @@ int jf_cancel(jf_thread_t *t)
 	return r;
 }
 
+struct setcancel_args {
+	int mode;
+	int *old;
+};
+
+static int setcancel(struct jf_thread *cur, void *arg)
+{
+	const struct setcancel_args *a = arg;
+
+	if (a->mode != JF_CANCEL_DEFERRED && a->mode != JF_CANCEL_ASYNC &&
+	    a->mode != JF_CANCEL_DISABLE)
+		return -EINVAL;
+	if (a->old)
+		*a->old = __atomic_load_n(&cur->cancel_mode, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->cancel_mode, (uint8_t)a->mode, __ATOMIC_RELAXED);
+	if (a->mode == JF_CANCEL_ASYNC && __atomic_load_n(&cur->cancel_req, __ATOMIC_RELAXED))
+		jf_exit(JF_CANCELED);
+	return 0;
+}
+
 int jf_setcancel(int mode, int *old)
 {
-	struct jf_thread *cur;
-	int r = 0;
+	struct setcancel_args a = {mode, old};
 
-	JF_RUNTIME_ENTER();
-	cur = jf_current();
-	if (!cur) {
-		r = -EPERM;
-	} else if (mode != JF_CANCEL_DEFERRED && mode != JF_CANCEL_ASYNC &&
-		   mode != JF_CANCEL_DISABLE) {
-		r = -EINVAL;
-	} else {
-		if (old)
-			*old = __atomic_load_n(&cur->cancel_mode, __ATOMIC_RELAXED);
-		__atomic_store_n(&cur->cancel_mode, (uint8_t)mode, __ATOMIC_RELAXED);
-		if (mode == JF_CANCEL_ASYNC && __atomic_load_n(&cur->cancel_req, __ATOMIC_RELAXED))
-			jf_exit(JF_CANCELED);
-	}
-	JF_RUNTIME_LEAVE();
-	return r;
+	return jf_on_current(setcancel, &a);
+}
+
+static int testcancel(struct jf_thread *cur, void *arg)
+{
+	(void)arg;
+	if (jf_cancel_due(cur))
+		jf_exit(JF_CANCELED);
+	return 0;
 }
 
 int jf_testcancel(void)
 {
-	struct jf_thread *cur;
-	int r = 0;
-
-	JF_RUNTIME_ENTER();
-	cur = jf_current();
-	if (!cur)
-		r = -EPERM;
-	else if (jf_cancel_due(cur))
-		jf_exit(JF_CANCELED);
-	JF_RUNTIME_LEAVE();
-	return r;
+	return jf_on_current(testcancel, NULL);
 }
 
 int jf_cancel_pending(void)

@@ -23,6 +23,7 @@
 #ifndef JIFFY_RUNTIME_H
 #define JIFFY_RUNTIME_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -404,6 +405,23 @@ static inline struct jf_thread *jf_current(void)
 {
 	struct worker *w = jf_this_worker();
 	return w ? w->cur : NULL;
+}
+
+/*
+ * The shape of a public entry that acts on its calling uthread, written once: inside the runtime
+ * (JF_RUNTIME_ENTER), @fn(the caller, @arg) and its result, or -EPERM outside a uthread. Inline,
+ * with @fn a constant: the same code as the shape by hand.
+ */
+static inline int jf_on_current(int (*fn)(struct jf_thread *cur, void *arg), void *arg)
+{
+	struct jf_thread *cur;
+	int r;
+
+	JF_RUNTIME_ENTER();
+	cur = jf_current();
+	r = cur ? fn(cur, arg) : -EPERM;
+	JF_RUNTIME_LEAVE();
+	return r;
 }
 
 /* How long @w's running uthread may run from @now before the policy is asked (thread.c). */
