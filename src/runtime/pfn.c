@@ -657,31 +657,27 @@ int jf_cancel(jf_thread_t *t)
 	return r;
 }
 
-struct setcancel_args {
-	int mode;
-	int *old;
-};
-
-static int setcancel(struct jf_thread *cur, void *arg)
-{
-	const struct setcancel_args *a = arg;
-
-	if (a->mode != JF_CANCEL_DEFERRED && a->mode != JF_CANCEL_ASYNC &&
-	    a->mode != JF_CANCEL_DISABLE)
-		return -EINVAL;
-	if (a->old)
-		*a->old = __atomic_load_n(&cur->cancel_mode, __ATOMIC_RELAXED);
-	__atomic_store_n(&cur->cancel_mode, (uint8_t)a->mode, __ATOMIC_RELAXED);
-	if (a->mode == JF_CANCEL_ASYNC && __atomic_load_n(&cur->cancel_req, __ATOMIC_RELAXED))
-		jf_exit(JF_CANCELED);
-	return 0;
-}
-
 int jf_setcancel(int mode, int *old)
 {
-	struct setcancel_args a = {mode, old};
+	struct jf_thread *cur;
+	int r = 0;
 
-	return jf_on_current(setcancel, &a);
+	JF_RUNTIME_ENTER();
+	cur = jf_current();
+	if (!cur) {
+		r = -EPERM;
+	} else if (mode != JF_CANCEL_DEFERRED && mode != JF_CANCEL_ASYNC &&
+		   mode != JF_CANCEL_DISABLE) {
+		r = -EINVAL;
+	} else {
+		if (old)
+			*old = __atomic_load_n(&cur->cancel_mode, __ATOMIC_RELAXED);
+		__atomic_store_n(&cur->cancel_mode, (uint8_t)mode, __ATOMIC_RELAXED);
+		if (mode == JF_CANCEL_ASYNC && __atomic_load_n(&cur->cancel_req, __ATOMIC_RELAXED))
+			jf_exit(JF_CANCELED);
+	}
+	JF_RUNTIME_LEAVE();
+	return r;
 }
 
 static int testcancel(struct jf_thread *cur, void *arg)
